@@ -1,0 +1,331 @@
+"""Sweep collector: time a grid of real CUTLASS conv2d fprop kernels over many problems on a GPU,
+check every result, and write parquet.
+
+    python -m predictor.collect --out sweeps/h200.parquet            # both families, default sets
+    python -m predictor.collect --family i8nc32 --layers my_net.csv --out sweeps/mine.parquet
+    python -m predictor.collect --arch sm_87 --out sweeps/orin.parquet   # on a Jetson AGX Orin
+    python -m predictor.collect merge sweeps/parts/h200 sweeps/other.parquet --out sweeps/all.parquet
+
+Work is saved in chunks of whole problems under ``<out>.parts/`` (atomic writes); re-running the
+same command after an interruption (even ``kill -9``) skips the problems already saved, so no row
+is lost or duplicated.  ``--shard i/n`` takes every n-th problem, for several GPUs or hosts; the
+``merge`` command combines shards and rejects or drops duplicates.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import importlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from .config import Family, KernelConfig
+from .schema import KEY_COLUMNS, merge_frames, read_sweep, write_sweep, validate_frame
+from .shapes import DEFAULT_MAX_GFLOP, DEFAULT_MAX_MBYTES, Shape, default_shapes, fits, read_layers_csv
+from .space import family_grid, runs_on
+
+_LOG = logging.getLogger("predictor.collect")
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                             cwd=Path(__file__).resolve().parent)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, check=True, cwd=Path(__file__).resolve().parent).stdout.strip()
+        return out.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(v) for v in text.split("/"))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--shard must look like i/n, got {text!r}") from exc
+    if n < 1 or not 0 <= i < n:
+        raise argparse.ArgumentTypeError(f"--shard {text}: need 0 <= i < n")
+    return i, n
+
+
+def load_backend(spec: str, **kwargs: Any):  # type: ignore[no-untyped-def]
+    """``cuda`` or ``module:factory`` (a class or function returning a backend)."""
+    if spec == "cuda":
+        from .cuda_backend import CudaBackend
+
+        return CudaBackend(**kwargs)
+    mod, _, attr = spec.partition(":")
+    if not attr:
+        raise ValueError(f"--backend must be 'cuda' or 'module:factory', got {spec!r}")
+    return getattr(importlib.import_module(mod), attr)(**kwargs)
+
+
+class PartStore:
+    """Chunks of finished problems under one folder; resumable and shard-aware."""
+
+    def __init__(self, folder: Path, shard: tuple[int, int]) -> None:
+        self.folder = folder
+        self.shard = shard
+        folder.mkdir(parents=True, exist_ok=True)
+        self._seq = 0
+
+    def parts(self) -> list[Path]:
+        return sorted(self.folder.glob("part-*.parquet"))
+
+    def load(self) -> pd.DataFrame:
+        return merge_frames(pd.read_parquet(p) for p in self.parts())
+
+    def write(self, rows: list[dict[str, Any]], meta: dict[str, Any]) -> Path:
+        i, n = self.shard
+        while True:
+            path = self.folder / f"part-s{i}of{n}-{os.getpid()}-{self._seq:05d}.parquet"
+            self._seq += 1
+            if not path.exists():
+                break
+        write_sweep(pd.DataFrame(rows), path, meta)
+        return path
+
+
+def _done_keys(frames: list[pd.DataFrame]) -> set[tuple[str, str]]:
+    done: set[tuple[str, str]] = set()
+    for df in frames:
+        if len(df):
+            done.update(zip(df["family"].astype(str), df["shape_key"].astype(str)))
+    return done
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    t_start = time.time()
+    out = Path(args.out)
+    parts_dir = Path(args.parts) if args.parts else out.with_name(out.stem + ".parts")
+    store = PartStore(parts_dir, args.shard)
+    families = [Family(f) for f in args.family] if args.family else list(Family)
+
+    # ---- work list
+    plan: list[tuple[Family, list[KernelConfig], list[Shape]]] = []
+    for fam in families:
+        cfgs = family_grid(fam)
+        if args.configs:
+            wanted = set(args.configs)
+            cfgs = [c for c in cfgs if c.name in wanted or c.kernel_name in wanted]
+        if args.max_configs:
+            cfgs = cfgs[: args.max_configs]
+        if args.layers:
+            shapes = [s for path in args.layers for s in read_layers_csv(path)]
+            skipped = [s for s in shapes if not fits(s.problem, fam, float("inf"), float("inf"))]
+            for s in skipped:
+                _LOG.warning("%s: %s cannot run %s (C and K must be multiples of %d)", s.source, fam.value,
+                             s.problem.key, fam.spec.channel_multiple)
+            shapes = [s for s in shapes if s not in skipped]
+        else:
+            count = args.shapes if args.shapes else (2000 if fam is Family.INT8_NC32HW32 else 1000)
+            shapes = default_shapes(fam, count, args.seed, args.max_gflop, args.max_mbytes)
+        i, n = args.shard
+        shapes = [s for j, s in enumerate(shapes) if j % n == i]
+        plan.append((fam, cfgs, shapes))
+
+    previous = [store.load()]
+    if out.exists() and not args.fresh:
+        previous.append(read_sweep(out))
+    done = _done_keys(previous)
+    todo = [(fam, cfgs, s) for fam, cfgs, shapes in plan for s in shapes if (fam.value, s.problem.key) not in done]
+    total = sum(len(shapes) for _, _, shapes in plan)
+    _LOG.info("%d problems in this shard, %d already saved, %d to run", total, total - len(todo), len(todo))
+    if args.dry_run:
+        for fam, cfgs, shapes in plan:
+            print(f"{fam.value}: {len(cfgs)} configs ({len({c.kernel_name for c in cfgs})} kernels) x "
+                  f"{len(shapes)} problems")
+        return 0
+
+    backend = load_backend(args.backend, **({"arch": args.arch, "build_dir": args.build_dir, "jobs": args.jobs,
+                                              "target_ms": args.target_ms, "reps": args.reps,
+                                              "retime_top": args.retime_top, "seed": args.seed}
+                                             if args.backend == "cuda" else {"arch": args.arch}))
+    all_cfgs = [c for _, cfgs, _ in plan for c in cfgs]
+    t_build = time.time()
+    build_stats = backend.prepare(all_cfgs) if todo else {}
+    build_s = time.time() - t_build
+    info = dict(getattr(backend, "info", {}))
+    meta = {
+        "command": " ".join([os.path.basename(sys.executable), "-m", "predictor.collect", *sys.argv[1:]]),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "commit": _git_commit(), "backend": args.backend, "device": info, "arch": getattr(backend, "arch", args.arch),
+        "shard": f"{args.shard[0]}/{args.shard[1]}", "seed": args.seed, "max_gflop": args.max_gflop,
+        "max_mbytes": args.max_mbytes, "target_ms": args.target_ms, "reps": args.reps,
+        "retime_top": args.retime_top, "l2": "warm (back-to-back launches on the same buffers)",
+        "nvcc": _safe_nvcc_version(), "cutlass": _safe_cutlass_version(),
+    }
+    if hasattr(backend, "warm_up"):
+        backend.warm_up()
+    else:
+        try:
+            from .cuda_backend import warm_up
+
+            if args.backend == "cuda":
+                warm_up(1.0)
+        except ImportError:  # pragma: no cover
+            pass
+
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        tqdm = None  # type: ignore[assignment]
+    bar = tqdm(total=len(todo), desc="sweep", unit="problem", disable=tqdm is None or args.quiet) if tqdm else None
+    t_sweep = time.time()
+    pending: list[dict[str, Any]] = []
+    last_flush = time.time()
+    n_done = 0
+    stopped_early = False
+    for fam, cfgs, shape in todo:
+        if args.time_limit and time.time() - t_start > args.time_limit:
+            stopped_early = True
+            _LOG.warning("time limit reached after %d problems; re-run the same command to resume", n_done)
+            break
+        rows = backend.measure(shape.problem, cfgs)
+        sms = int(info.get("sms", 0) or 0)
+        by_name = {c.name: c for c in cfgs}
+        for r in rows:
+            cfg = by_name[r["config"]]
+            smem = r.get("smem_bytes", -1)
+            r.update(family=fam.value, shape_key=shape.problem.key, source=shape.source,
+                     N=shape.problem.N, C=shape.problem.C, H=shape.problem.H, W=shape.problem.W,
+                     K=shape.problem.K, R=shape.problem.R, S=shape.problem.S, stride=shape.problem.stride,
+                     pad=shape.problem.pad, dilation=shape.problem.dilation,
+                     sm87_ok=runs_on(cfg, "sm_87", smem if smem and smem > 0 else None),
+                     sms=sms, gpu=str(info.get("gpu", args.backend)))
+        pending.extend(rows)
+        n_done += 1
+        if bar is not None:
+            bar.update(1)
+        if time.time() - last_flush > args.flush_seconds:
+            store.write(pending, meta)
+            pending, last_flush = [], time.time()
+    if pending:
+        store.write(pending, meta)
+    if bar is not None:
+        bar.close()
+    sweep_s = time.time() - t_sweep
+    timed_ms = float(getattr(backend, "timed_ms", 0.0))
+    stats = {"problems_run": n_done, "build_seconds": round(build_s, 1), "sweep_seconds": round(sweep_s, 1),
+             "timed_kernel_seconds": round(timed_ms / 1000, 1),
+             "timed_share": round(timed_ms / 1000 / sweep_s, 3) if sweep_s > 0 else None, **build_stats}
+    _LOG.info("sweep stats: %s", json.dumps(stats))
+    meta["stats"] = stats
+
+    # ---- merge everything saved so far into the output
+    merged = merge_frames([*previous, store.load()])
+    merged = validate_frame(merged, "merged sweep")
+    remaining = len(todo) - n_done
+    meta["complete"] = remaining == 0
+    meta["problems"] = int(merged.groupby("family")["shape_key"].nunique().sum()) if len(merged) else 0
+    write_sweep(merged, out, meta)
+    _LOG.info("wrote %s: %d rows, %d problems%s", out, len(merged), meta["problems"],
+              "" if remaining == 0 else f" ({remaining} problems of this shard left: re-run to resume)")
+    if hasattr(backend, "close"):
+        backend.close()
+    return 0 if not stopped_early else 3
+
+
+def _safe_nvcc_version() -> str:
+    try:
+        from .emit import nvcc_version
+
+        return nvcc_version()
+    except Exception:  # noqa: BLE001 - metadata only
+        return "unknown"
+
+
+def _safe_cutlass_version() -> str:
+    try:
+        from .emit import cutlass_version
+
+        return cutlass_version()
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    frames, metas = [], []
+    for src in args.inputs:
+        p = Path(src)
+        files = sorted(p.glob("*.parquet")) if p.is_dir() else [p]
+        for f in files:
+            frames.append(pd.read_parquet(f) if p.is_dir() else read_sweep(f))
+            from .schema import read_metadata
+
+            metas.append(read_metadata(f))
+    merged = validate_frame(merge_frames(frames, strict=args.strict), "merged sweep")
+    meta = {"merged_from": [str(s) for s in args.inputs], "parts": metas[:1] + ([{"...": len(metas) - 1}] if len(metas) > 1 else []),
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    if metas:
+        meta = {**metas[0], **meta}
+    write_sweep(merged, args.out, meta)
+    _LOG.info("merged %d files into %s: %d rows", len(frames), args.out, len(merged))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m predictor.collect",
+        description="Time real CUTLASS conv2d fprop kernels over many problems, check every output "
+                    "against a float64 reference, and write a parquet sweep. Sub-command 'merge' "
+                    "combines shards.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", required=True, help="output parquet file (e.g. sweeps/h200.parquet); re-running "
+                   "resumes into it")
+    p.add_argument("--family", action="append", choices=[f.value for f in Family],
+                   help="family to sweep (repeatable); default: all")
+    p.add_argument("--arch", default=None, help="nvcc target, e.g. sm_90 (H100/H200) or sm_87 (Jetson Orin); "
+                   "default: the visible GPU's")
+    p.add_argument("--layers", action="append", default=[], metavar="CSV",
+                   help="sweep a layer list instead of the default problem set: CSV with columns "
+                        "N,C,H,W,K,R,S[,stride,pad,dilation] (pad may be 'same'); repeatable")
+    p.add_argument("--shapes", type=int, default=0, help="problems per family in the default set "
+                   "(0: 2000 for i8nc32, 1000 for f16nhwc)")
+    p.add_argument("--max-gflop", type=float, default=DEFAULT_MAX_GFLOP,
+                   help="skip default-set problems above this many GFLOP (bounds the sweep's time)")
+    p.add_argument("--max-mbytes", type=float, default=DEFAULT_MAX_MBYTES,
+                   help="skip default-set problems whose tensors exceed this many MB")
+    p.add_argument("--configs", nargs="*", default=None, help="only these config or kernel names")
+    p.add_argument("--max-configs", type=int, default=0, help="only the first N configs of each family (smoke tests)")
+    p.add_argument("--shard", type=parse_shard, default=(0, 1), metavar="i/n",
+                   help="run only problems j with j %% n == i (one shard per GPU or host); merge later")
+    p.add_argument("--parts", default=None, help="folder for resumable chunks (default: <out stem>.parts next to --out)")
+    p.add_argument("--build-dir", default="build", help="where compiled kernels are cached")
+    p.add_argument("--jobs", type=int, default=None, help="parallel nvcc processes (default: CPU count)")
+    p.add_argument("--target-ms", type=float, default=0.1, help="length of one timed batch of back-to-back launches")
+    p.add_argument("--reps", type=int, default=5, help="timed batches per (config, problem); the median is kept")
+    p.add_argument("--retime-top", type=int, default=3, help="re-time this many fastest configs per problem")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random problems and input data")
+    p.add_argument("--time-limit", type=float, default=0, help="stop cleanly after this many seconds (0: none)")
+    p.add_argument("--flush-seconds", type=float, default=20.0, help="save a chunk at least this often")
+    p.add_argument("--backend", default="cuda", help="'cuda', or module:factory for another runner (tests)")
+    p.add_argument("--fresh", action="store_true", help="ignore rows already in --out (chunks are still resumed)")
+    p.add_argument("--dry-run", action="store_true", help="print the work list and exit")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if argv and argv[0] == "merge":
+        mp = argparse.ArgumentParser(prog="python -m predictor.collect merge",
+                                     description="Combine sweep shards/parts into one parquet file.")
+        mp.add_argument("inputs", nargs="+", help="parquet files or folders of parts")
+        mp.add_argument("--out", required=True, help="merged parquet file")
+        mp.add_argument("--strict", action="store_true", help="fail on duplicated rows instead of keeping the first")
+        return run_merge(mp.parse_args(argv[1:]))
+    return run_sweep(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

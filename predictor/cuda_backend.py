@@ -1,0 +1,381 @@
+"""Runs real CUTLASS kernels on an NVIDIA GPU: correctness check against a float64 reference and
+timing between CUDA events.  Needs torch with CUDA; imported only by the collector.
+
+Per problem: random inputs (small integers for int8, so the float64 reference is exact; uniform
+fp16 otherwise), the reference computed once with ``torch.nn.functional.conv2d`` in float64, then
+for each config:
+
+1. ``can_implement`` (else ``cannot_implement``);
+2. the output is poisoned, one launch, and the output compared with the reference
+   (``wrong_result`` if any element is out of tolerance or unwritten);
+3. one launch timed to size the batches, then ``reps`` batches of ``iters`` back-to-back launches
+   between CUDA events (``iters`` chosen so a batch lasts ``target_ms``); median, p20, p80, min.
+
+Then the fastest ``retime_top`` configs are timed again, interleaved, and their median stored in
+``retime_us``: a single pass has ~10% noise, so the winner is decided on the re-timing.
+
+The L2 cache is left warm: launches run back-to-back on the same buffers, as an inference engine
+runs a layer whose input the previous layer has just written.  Problems whose tensors exceed the
+L2 (60 MB on the H200) are unaffected.
+
+int8 NCxHWx<32> contract: the filter is stored CxRSKx<32> **and reordered** with
+``cutlass::reorder_convK<32>`` (see :func:`reorder_convK32`); kernels given an un-reordered
+filter compute wrong results, which the check reports as ``wrong_result``.
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import math
+import os
+import subprocess
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .config import Family, KernelConfig
+from .features import ConvProblem
+
+_LOG = logging.getLogger(__name__)
+
+PK_STATUS = {0: "ok", 1: "cannot_implement", 2: "launch_error", 3: "launch_error", 4: "launch_error"}
+INT8_POISON = 85
+INT8_TOL = 1  # clamp epilogue: float alpha*acc rounded to int8 may differ by one step
+FP16_ATOL = 1e-2  # outputs are scaled to unit variance
+FP16_RTOL = 1e-2
+
+
+class PkProblem(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_int64) for n in
+                ("n", "h", "w", "c", "k", "r", "s", "p", "q", "pad_h", "pad_w", "stride_h",
+                 "stride_w", "dil_h", "dil_w", "split_k_slices")]
+
+
+def _torch():  # type: ignore[no-untyped-def]
+    import torch
+
+    return torch
+
+
+# ----------------------------------------------------------------------------- layouts (torch)
+def reorder_perm32(k: int):  # type: ignore[no-untyped-def]
+    """Destination index of each output channel under ``cutlass::reorder_convK<32>``
+    (``reorder_column<32>`` in cutlass/util/host_reorder.h)."""
+    torch = _torch()
+    n = torch.arange(k)
+    return (n // 32) * 32 + ((n % 8) // 2) * 8 + ((n % 32) // 8) * 2 + (n % 2)
+
+
+def to_nc32hw32(x):  # type: ignore[no-untyped-def]
+    n, c, h, w = x.shape
+    return x.view(n, c // 32, 32, h, w).permute(0, 1, 3, 4, 2).contiguous()
+
+
+def from_nc32hw32(y, n: int, k: int, p: int, q: int):  # type: ignore[no-untyped-def]
+    return y.view(n, k // 32, p, q, 32).permute(0, 1, 4, 2, 3).reshape(n, k, p, q)
+
+
+def to_cxrskx32(wt):  # type: ignore[no-untyped-def]
+    """KCRS filter -> CxRSKx<32> storage, shape (C/32, R, S, K, 32)."""
+    k, c, r, s = wt.shape
+    return wt.view(k, c // 32, 32, r, s).permute(1, 3, 4, 0, 2).contiguous()
+
+
+def reorder_convK32(b):  # type: ignore[no-untyped-def]
+    """Apply ``cutlass::reorder_convK<32>`` to a CxRSKx<32> filter of shape (C/32, R, S, K, 32):
+    the element of output channel k moves to channel ``reorder_perm32(K)[k]``."""
+    out = _torch().empty_like(b)
+    out[:, :, :, reorder_perm32(b.shape[3]).to(b.device), :] = b
+    return out
+
+
+# ----------------------------------------------------------------------------- checks
+@dataclass
+class Verdict:
+    ok: bool
+    max_abs_err: float
+    bad_frac: float
+
+
+def check_int8(out_nchw, ref_q) -> Verdict:  # type: ignore[no-untyped-def]
+    """int8 output vs the reference already quantised (clamp(round(alpha*acc))): every element
+    within one rounding step.  An un-reordered filter or an unwritten output gives errors of tens."""
+    d = (out_nchw.to(_torch().int32) - ref_q).abs()
+    bad = (d > INT8_TOL).float().mean().item()
+    return Verdict(bad == 0.0, float(d.max().item()), float(bad))
+
+
+def check_fp16(out, ref) -> Verdict:  # type: ignore[no-untyped-def]
+    """fp16 output (poisoned with NaN before the launch) vs float64 reference."""
+    torch = _torch()
+    o = out.double()
+    d = (o - ref).abs()
+    bad_mask = ~(d <= FP16_ATOL + FP16_RTOL * ref.abs())  # NaN (unwritten) counts as bad
+    bad = bad_mask.double().mean().item()
+    finite = torch.nan_to_num(d, nan=float("inf"))
+    return Verdict(bad == 0.0, float(finite.max().item()), float(bad))
+
+
+# ----------------------------------------------------------------------------- device info
+def device_info(device: int = 0) -> dict[str, Any]:
+    torch = _torch()
+    p = torch.cuda.get_device_properties(device)
+    info: dict[str, Any] = {
+        "gpu": p.name, "sms": p.multi_processor_count, "cc": f"{p.major}.{p.minor}",
+        "l2_bytes": getattr(p, "L2_cache_size", None), "total_memory": p.total_memory,
+        "torch": torch.__version__, "cuda_runtime": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+    }
+    try:
+        q = subprocess.run(
+            ["nvidia-smi", f"--id={device}", "--query-gpu=driver_version,clocks.sm,clocks.mem,clocks.max.sm,"
+             "clocks.max.mem,power.limit,temperature.gpu", "--format=csv,noheader"],
+            check=True, capture_output=True, text=True, timeout=30).stdout.strip()
+        keys = ["driver", "clock_sm", "clock_mem", "clock_max_sm", "clock_max_mem", "power_limit", "temp_c"]
+        info.update(dict(zip(keys, [v.strip() for v in q.split(",")])))
+    except (OSError, subprocess.SubprocessError) as exc:
+        info["nvidia_smi_error"] = str(exc)
+    return info
+
+
+def warm_up(seconds: float = 1.0) -> None:
+    """Keep the GPU busy for ``seconds`` so its clocks leave idle (345 MHz on the H200)."""
+    torch = _torch()
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+    t0 = time.time()
+    while time.time() - t0 < seconds:
+        for _ in range(20):
+            a @ a
+        torch.cuda.synchronize()
+
+
+# ----------------------------------------------------------------------------- backend
+class CudaBackend:
+    """Compiles (via :mod:`predictor.emit`, cached) and runs the kernels on the current GPU."""
+
+    name = "cuda"
+
+    def __init__(self, arch: str | None = None, build_dir: str | Path = "build", jobs: int | None = None,
+                 target_ms: float = 0.1, reps: int = 5, retime_top: int = 3, seed: int = 0,
+                 skip_reorder: bool = False) -> None:
+        torch = _torch()
+        if not torch.cuda.is_available():
+            raise RuntimeError("no CUDA GPU visible: the cuda backend needs one")
+        major, minor = torch.cuda.get_device_capability()
+        self.arch = arch or f"sm_{major}{minor}"
+        self.build_dir = Path(build_dir)
+        self.jobs = jobs
+        self.target_ms = target_ms
+        self.reps = reps
+        self.retime_top = retime_top
+        self.seed = seed
+        self.skip_reorder = skip_reorder  # for tests: proves the check catches a missing reorder
+        self.timed_ms = 0.0  # total time inside timed batches (efficiency accounting)
+        self._fns: dict[str, tuple[Any, Any]] = {}
+        self._errors: dict[str, str] = {}
+        self._libs: list[ctypes.CDLL] = []
+        self._ws = None
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+        self.info = device_info()
+        self.info["arch"] = self.arch
+
+    # -- build / load
+    def prepare(self, configs: list[KernelConfig]) -> dict[str, Any]:
+        """Build (or load cached) kernels for ``configs``; returns build statistics."""
+        from .emit import build_library
+
+        stats: dict[str, Any] = {"compile_seconds": 0.0, "compiled": 0, "compile_errors": 0}
+        by_family: dict[Family, list[KernelConfig]] = {}
+        for c in configs:
+            by_family.setdefault(c.family, []).append(c)
+        for fam, cfgs in by_family.items():
+            res = build_library(cfgs, self.arch, self.build_dir, self.jobs, name=fam.value)
+            stats["compile_seconds"] += res.seconds
+            stats["compiled"] += len(res.compiled)
+            stats["compile_errors"] += len(res.errors)
+            self._errors.update(res.errors)
+            if res.library is None:
+                continue
+            lib = ctypes.CDLL(str(res.library.resolve()))
+            self._libs.append(lib)
+            for k in res.compiled:
+                run = getattr(lib, f"pk_run_{k}")
+                run.restype = ctypes.c_int
+                run.argtypes = [ctypes.POINTER(PkProblem)] + [ctypes.c_void_p] * 4 + [ctypes.c_float] * 2 + [
+                    ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                    ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_size_t)]
+                info = getattr(lib, f"pk_info_{k}")
+                info.restype = ctypes.c_int64
+                info.argtypes = [ctypes.c_int]
+                self._fns[k] = (run, info)
+        return stats
+
+    def smem_bytes(self, cfg: KernelConfig) -> int | None:
+        fns = self._fns.get(cfg.kernel_name)
+        return int(fns[1](0)) if fns else None
+
+    def compile_error(self, cfg: KernelConfig) -> str | None:
+        if cfg.kernel_name in self._fns:
+            return None
+        return self._errors.get(cfg.kernel_name, "kernel missing from the library")
+
+    # -- tensors
+    def _tensors(self, prob: ConvProblem, family: Family) -> dict[str, Any]:
+        torch = _torch()
+        g = torch.Generator(device="cuda")
+        g.manual_seed(zlib.crc32(f"{self.seed}/{prob.key}/{family.value}".encode()))
+        N, C, H, W, K, R, S = prob.N, prob.C, prob.H, prob.W, prob.K, prob.R, prob.S
+        P, Q = prob.P, prob.Q
+        crs = C * R * S
+        if family is Family.INT8_NC32HW32:
+            x = torch.randint(-8, 9, (N, C, H, W), device="cuda", dtype=torch.int8, generator=g)
+            w = torch.randint(-8, 9, (K, C, R, S), device="cuda", dtype=torch.int8, generator=g)
+            acc = torch.nn.functional.conv2d(x.double(), w.double(), stride=prob.stride, padding=prob.pad,
+                                             dilation=prob.dilation)
+            alpha = 32.0 / (24.0 * math.sqrt(crs))
+            # the epilogue computes alpha*acc in float32 and rounds to nearest even
+            ref = torch.round(acc.float() * torch.tensor(alpha, dtype=torch.float32)).clamp_(-128, 127).to(torch.int32)
+            b = to_cxrskx32(w)
+            if not self.skip_reorder:
+                b = reorder_convK32(b)
+            a = to_nc32hw32(x)
+            d = torch.empty((N, K // 32, P, Q, 32), device="cuda", dtype=torch.int8)
+        else:
+            x = (torch.rand((N, C, H, W), device="cuda", generator=g) * 2 - 1).half()
+            w = (torch.rand((K, C, R, S), device="cuda", generator=g) * 2 - 1).half()
+            acc = torch.nn.functional.conv2d(x.double(), w.double(), stride=prob.stride, padding=prob.pad,
+                                             dilation=prob.dilation)
+            alpha = 3.0 / math.sqrt(crs)
+            ref = (acc * alpha).permute(0, 2, 3, 1).contiguous()  # NPQK
+            a = x.permute(0, 2, 3, 1).contiguous()
+            b = w.permute(0, 2, 3, 1).contiguous()
+            d = torch.empty((N, P, Q, K), device="cuda", dtype=torch.float16)
+        del acc
+        return {"a": a, "b": b, "d": d, "ref": ref, "alpha": alpha}
+
+    def _workspace(self, nbytes: int) -> tuple[int, int]:
+        torch = _torch()
+        if nbytes == 0:
+            return 0, 0
+        if self._ws is None or self._ws.numel() < nbytes:
+            self._ws = torch.zeros(max(nbytes, 1 << 20), device="cuda", dtype=torch.uint8)
+        return self._ws.data_ptr(), self._ws.numel()
+
+    def _call(self, cfg: KernelConfig, pr: PkProblem, t: dict[str, Any], mode: int, iters: int = 1,
+              reps: int = 1) -> tuple[int, list[float], int]:
+        torch = _torch()
+        run, _ = self._fns[cfg.kernel_name]
+        times = (ctypes.c_float * max(reps, 1))()
+        need = ctypes.c_size_t(0)
+        ws_ptr, ws_bytes = (0, 0)
+        if mode > 0:
+            run(ctypes.byref(pr), t["a"].data_ptr(), t["b"].data_ptr(), t["d"].data_ptr(), t["d"].data_ptr(),
+                t["alpha"], 0.0, None, 0, None, 0, 0, 0, times, ctypes.byref(need))
+            ws_ptr, ws_bytes = self._workspace(int(need.value))
+        stream = torch.cuda.current_stream().cuda_stream
+        st = run(ctypes.byref(pr), t["a"].data_ptr(), t["b"].data_ptr(), t["d"].data_ptr(), t["d"].data_ptr(),
+                 t["alpha"], 0.0, ws_ptr or None, ws_bytes, stream, mode, iters, reps, times, ctypes.byref(need))
+        return st, [times[i] for i in range(reps)], int(need.value)
+
+    def _problem(self, prob: ConvProblem, cfg: KernelConfig) -> PkProblem:
+        return PkProblem(prob.N, prob.H, prob.W, prob.C, prob.K, prob.R, prob.S, prob.P, prob.Q,
+                         prob.pad, prob.pad, prob.stride, prob.stride, prob.dilation, prob.dilation,
+                         cfg.split_k_slices)
+
+    def _time(self, cfg: KernelConfig, pr: PkProblem, t: dict[str, Any], reps: int) -> tuple[int, list[float], int]:
+        st, one, _ = self._call(cfg, pr, t, 2, iters=1, reps=1)
+        if st != 0:
+            return st, [], 0
+        iters = max(1, min(10000, math.ceil(self.target_ms / max(one[0], 1e-4))))
+        st, batches, _ = self._call(cfg, pr, t, 2, iters=iters, reps=reps)
+        self.timed_ms += sum(batches) + one[0]
+        return st, [b * 1000.0 / iters for b in batches], iters
+
+    def measure(self, prob: ConvProblem, configs: list[KernelConfig]) -> list[dict[str, Any]]:
+        """Check and time every config on one problem; one row (dict) per config."""
+        import numpy as np
+
+        torch = _torch()
+        family = configs[0].family
+        t = self._tensors(prob, family)
+        rows: list[dict[str, Any]] = []
+        for cfg in configs:
+            row: dict[str, Any] = {"config": cfg.name, "kernel": cfg.kernel_name, "status": "ok",
+                                   "verified": False, "max_abs_err": math.nan, "bad_frac": math.nan,
+                                   "time_us": math.nan, "time_p20_us": math.nan, "time_p80_us": math.nan,
+                                   "time_min_us": math.nan, "retime_us": math.nan, "iters": 0, "reps": 0,
+                                   "smem_bytes": self.smem_bytes(cfg) or -1, "error": ""}
+            rows.append(row)
+            err = self.compile_error(cfg)
+            if err is not None:
+                row["status"], row["error"] = "compile_error", err[-500:]
+                continue
+            pr = self._problem(prob, cfg)
+            st, _, _ = self._call(cfg, pr, t, 0)
+            if st != 0:
+                row["status"] = PK_STATUS.get(st, "launch_error")
+                continue
+            if family is Family.INT8_NC32HW32:
+                t["d"].fill_(INT8_POISON)
+            else:
+                t["d"].fill_(float("nan"))
+            st, _, _ = self._call(cfg, pr, t, 1)
+            try:
+                torch.cuda.synchronize()
+            except RuntimeError as exc:  # sticky errors cannot be recovered in this process
+                raise RuntimeError(f"CUDA error in {cfg.name} on {prob.key}: {exc}") from exc
+            if st != 0:
+                row["status"] = PK_STATUS.get(st, "launch_error")
+                continue
+            if family is Family.INT8_NC32HW32:
+                v = check_int8(from_nc32hw32(t["d"], prob.N, prob.K, prob.P, prob.Q), t["ref"])
+            else:
+                v = check_fp16(t["d"], t["ref"])
+            row.update(max_abs_err=v.max_abs_err, bad_frac=v.bad_frac, verified=v.ok)
+            if not v.ok:
+                row["status"] = "wrong_result"
+                continue
+            st, us, iters = self._time(cfg, pr, t, self.reps)
+            if st != 0:
+                row["status"] = PK_STATUS.get(st, "launch_error")
+                continue
+            a = np.asarray(us)
+            row.update(time_us=float(np.median(a)), time_p20_us=float(np.percentile(a, 20)),
+                       time_p80_us=float(np.percentile(a, 80)), time_min_us=float(a.min()),
+                       iters=iters, reps=len(us))
+        # re-time the fastest few, interleaved, to decide the winner on fresh samples
+        ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_us"])[: self.retime_top]
+        if len(ok) > 1:
+            by_name = {c.name: c for c in configs}
+            samples: dict[str, list[float]] = {r["config"]: [] for r in ok}
+            for _ in range(self.reps):
+                for r in ok:
+                    cfg = by_name[r["config"]]
+                    st, us, _ = self._time(cfg, self._problem(prob, cfg), t, 1)
+                    if st == 0:
+                        samples[r["config"]].extend(us)
+            for r in ok:
+                if samples[r["config"]]:
+                    r["retime_us"] = float(np.median(samples[r["config"]]))
+        del t
+        return rows
+
+    def close(self) -> None:
+        self._ws = None
+        _torch().cuda.empty_cache()
+
+
+def default_arch() -> str:
+    """``sm_XY`` of GPU 0 if torch sees one, else ``sm_90``."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            major, minor = torch.cuda.get_device_capability()
+            return f"sm_{major}{minor}"
+    except ImportError:
+        pass
+    return os.environ.get("PREDICTOR_ARCH", "sm_90")
