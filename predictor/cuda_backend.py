@@ -19,7 +19,7 @@ runs a layer whose input the previous layer has just written.  Problems whose te
 L2 (60 MB on the H200) are unaffected.
 
 int8 NCxHWx<32> contract: the filter is stored CxRSKx<32> **and reordered** with
-``cutlass::reorder_convK<32>`` (see :func:`reorder_convK32`); kernels given an un-reordered
+``cutlass::reorder_convK<32>`` (see :mod:`predictor.layouts`); kernels given an un-reordered
 filter compute wrong results, which the check reports as ``wrong_result``.
 """
 from __future__ import annotations
@@ -37,6 +37,7 @@ from typing import Any
 
 from .config import Family, KernelConfig
 from .features import ConvProblem
+from .layouts import filter_offsets
 
 _LOG = logging.getLogger(__name__)
 
@@ -60,14 +61,6 @@ def _torch():  # type: ignore[no-untyped-def]
 
 
 # ----------------------------------------------------------------------------- layouts (torch)
-def reorder_perm32(k: int):  # type: ignore[no-untyped-def]
-    """Destination index of each output channel under ``cutlass::reorder_convK<32>``
-    (``reorder_column<32>`` in cutlass/util/host_reorder.h)."""
-    torch = _torch()
-    n = torch.arange(k)
-    return (n // 32) * 32 + ((n % 8) // 2) * 8 + ((n % 32) // 8) * 2 + (n % 2)
-
-
 def to_nc32hw32(x):  # type: ignore[no-untyped-def]
     n, c, h, w = x.shape
     return x.view(n, c // 32, 32, h, w).permute(0, 1, 3, 4, 2).contiguous()
@@ -77,17 +70,14 @@ def from_nc32hw32(y, n: int, k: int, p: int, q: int):  # type: ignore[no-untyped
     return y.view(n, k // 32, p, q, 32).permute(0, 1, 4, 2, 3).reshape(n, k, p, q)
 
 
-def to_cxrskx32(wt):  # type: ignore[no-untyped-def]
-    """KCRS filter -> CxRSKx<32> storage, shape (C/32, R, S, K, 32)."""
+def to_cxrskx32(wt, reorder: bool = True):  # type: ignore[no-untyped-def]
+    """KCRS int8 filter -> flat ``TensorCxRSKx<32>`` buffer, reordered by
+    ``cutlass::reorder_convK<32>`` unless ``reorder`` is False (see :mod:`predictor.layouts`)."""
+    torch = _torch()
     k, c, r, s = wt.shape
-    return wt.view(k, c // 32, 32, r, s).permute(1, 3, 4, 0, 2).contiguous()
-
-
-def reorder_convK32(b):  # type: ignore[no-untyped-def]
-    """Apply ``cutlass::reorder_convK<32>`` to a CxRSKx<32> filter of shape (C/32, R, S, K, 32):
-    the element of output channel k moves to channel ``reorder_perm32(K)[k]``."""
-    out = _torch().empty_like(b)
-    out[:, :, :, reorder_perm32(b.shape[3]).to(b.device), :] = b
+    idx = torch.from_numpy(filter_offsets(k, c, r, s, reorder).reshape(-1)).to(wt.device)
+    out = torch.empty(wt.numel(), dtype=wt.dtype, device=wt.device)
+    out[idx] = wt.reshape(-1)
     return out
 
 
@@ -238,9 +228,7 @@ class CudaBackend:
             alpha = 32.0 / (24.0 * math.sqrt(crs))
             # the epilogue computes alpha*acc in float32 and rounds to nearest even
             ref = torch.round(acc.float() * torch.tensor(alpha, dtype=torch.float32)).clamp_(-128, 127).to(torch.int32)
-            b = to_cxrskx32(w)
-            if not self.skip_reorder:
-                b = reorder_convK32(b)
+            b = to_cxrskx32(w, reorder=not self.skip_reorder)
             a = to_nc32hw32(x)
             d = torch.empty((N, K // 32, P, Q, 32), device="cuda", dtype=torch.int8)
         else:

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (the `device` tool) from the repo root:
+#   bash scripts/device_sweep.sh OUTDIR [collector args...]
+# Installs the carried nvidia-cutlass wheel (no network there), runs the GPU tests, then the
+# collector with the given arguments; everything it writes goes to OUTDIR (the tool's $OUT).
+set -uo pipefail
+out=${1:?usage: device_sweep.sh OUTDIR [collector args]}
+shift
+export PYTHONUNBUFFERED=1
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+{
+  date -u +%FT%TZ
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+  nvcc --version | tail -1
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+} 2>&1 | tee "$out/env.txt"
+if [ "${RUN_GPU_TESTS:-1}" = 1 ]; then
+  python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 | tee "$out/gpu_tests.txt"
+fi
+python3 -m predictor.collect --jobs "$(nproc)" --quiet "$@" 2>&1 | tee "$out/collect.log" | grep -v " INFO predictor.emit" | tail -40
