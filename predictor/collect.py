@@ -28,7 +28,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from .config import Family, KernelConfig
-from .schema import KEY_COLUMNS, merge_frames, read_sweep, write_sweep, validate_frame
+from .schema import merge_frames, read_metadata, read_sweep, validate_frame, write_sweep
 from .shapes import DEFAULT_MAX_GFLOP, DEFAULT_MAX_MBYTES, Shape, default_shapes, fits, read_layers_csv
 from .space import family_grid, runs_on
 
@@ -102,6 +102,82 @@ def _done_keys(frames: list[pd.DataFrame]) -> set[tuple[str, str]]:
     return done
 
 
+def _visible_gpus() -> list[str]:
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return [d for d in env.split(",") if d.strip() != ""]
+    try:
+        q = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], check=True,
+                           capture_output=True, text=True, timeout=60).stdout.split()
+        return [d.strip() for d in q if d.strip()]
+    except (OSError, subprocess.SubprocessError):
+        return []
+
+
+def run_multi_gpu(args: argparse.Namespace, argv: list[str]) -> int:
+    """One collector process per GPU: sub-shard ``i*G + g`` of ``n*G`` for GPU g, each with its
+    own CUDA_VISIBLE_DEVICES and parts folder; then merge everything into ``--out``."""
+    gpus = _visible_gpus()
+    if args.gpus != "all":
+        gpus = gpus[: int(args.gpus)]
+    if len(gpus) < 2:
+        raise SystemExit(f"--gpus {args.gpus}: found {len(gpus)} GPU(s); run without --gpus for one")
+    out = Path(args.out)
+    parts_root = Path(args.parts) if args.parts else out.with_name(out.stem + ".parts")
+    i, n = args.shard
+    G = len(gpus)
+    if args.backend == "cuda" and not args.dry_run:  # build once, before the workers start
+        from .cuda_backend import default_arch
+        from .emit import build_library
+
+        arch = args.arch or default_arch()
+        fams = [Family(f) for f in args.family] if args.family else list(Family)
+        for fam in fams:
+            build_library(family_grid(fam), arch, args.build_dir, args.jobs, name=fam.value)
+    base = _strip_options(argv, {"--gpus": 1, "--shard": 1, "--out": 1, "--parts": 1})
+    procs = []
+    t0 = time.time()
+    for g, dev in enumerate(gpus):
+        sub = f"{i * G + g}/{n * G}"
+        wout = parts_root / f"gpu{g}.parquet"
+        cmd = [sys.executable, "-m", "predictor.collect", *base, "--shard", sub, "--out", str(wout),
+               "--parts", str(parts_root / f"gpu{g}"), *([] if args.fresh else ["--done-from", str(out)]),
+               *(["--arch", args.arch] if args.arch and "--arch" not in base else [])]
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": dev}
+        _LOG.info("GPU %s: %s", dev, " ".join(cmd[1:]))
+        procs.append((g, subprocess.Popen(cmd, env=env)))
+    codes = {g: p.wait() for g, p in procs}
+    _LOG.info("workers finished in %.1f s: exit codes %s", time.time() - t0, codes)
+    frames = [read_sweep(out)] if out.exists() and not args.fresh else []
+    metas = []
+    for g, _ in procs:
+        w = parts_root / f"gpu{g}.parquet"
+        if w.exists():
+            frames.append(read_sweep(w))
+            metas.append(read_metadata(w))
+    merged = validate_frame(merge_frames(frames), "merged sweep")
+    meta = {**(metas[0] if metas else {}), "workers": metas, "gpus": gpus,
+            "multi_gpu_wall_seconds": round(time.time() - t0, 1),
+            "complete": all(m.get("complete") for m in metas) and all(c == 0 for c in codes.values())}
+    write_sweep(merged, out, meta)
+    _LOG.info("wrote %s: %d rows from %d GPUs", out, len(merged), G)
+    return max(codes.values())
+
+
+def _strip_options(argv: list[str], opts: dict[str, int]) -> list[str]:
+    out, skip = [], 0
+    for a in argv:
+        if skip:
+            skip -= 1
+            continue
+        name = a.split("=", 1)[0]
+        if name in opts:
+            skip = 0 if "=" in a else opts[name]
+            continue
+        out.append(a)
+    return out
+
+
 def run_sweep(args: argparse.Namespace) -> int:
     t_start = time.time()
     out = Path(args.out)
@@ -135,7 +211,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     previous = [store.load()]
     if out.exists() and not args.fresh:
         previous.append(read_sweep(out))
-    done = _done_keys(previous)
+    done = _done_keys(previous + [read_sweep(p) for p in args.done_from if Path(p).exists()])
     todo = [(fam, cfgs, s) for fam, cfgs, shapes in plan for s in shapes if (fam.value, s.problem.key) not in done]
     total = sum(len(shapes) for _, _, shapes in plan)
     _LOG.info("%d problems in this shard, %d already saved, %d to run", total, total - len(todo), len(todo))
@@ -200,7 +276,7 @@ def run_sweep(args: argparse.Namespace) -> int:
                      K=shape.problem.K, R=shape.problem.R, S=shape.problem.S, stride=shape.problem.stride,
                      pad=shape.problem.pad, dilation=shape.problem.dilation,
                      sm87_ok=runs_on(cfg, "sm_87", smem if smem and smem > 0 else None),
-                     sms=sms, gpu=str(info.get("gpu", args.backend)))
+                     sms=sms, gpu=str(info.get("gpu", args.backend)), gpu_uuid=str(info.get("gpu_uuid", "")))
         pending.extend(rows)
         n_done += 1
         if bar is not None:
@@ -259,8 +335,6 @@ def run_merge(args: argparse.Namespace) -> int:
         files = sorted(p.glob("*.parquet")) if p.is_dir() else [p]
         for f in files:
             frames.append(pd.read_parquet(f) if p.is_dir() else read_sweep(f))
-            from .schema import read_metadata
-
             metas.append(read_metadata(f))
     merged = validate_frame(merge_frames(frames, strict=args.strict), "merged sweep")
     meta = {"merged_from": [str(s) for s in args.inputs], "parts": metas[:1] + ([{"...": len(metas) - 1}] if len(metas) > 1 else []),
@@ -308,6 +382,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=float, default=0, help="stop cleanly after this many seconds (0: none)")
     p.add_argument("--flush-seconds", type=float, default=20.0, help="save a chunk at least this often")
     p.add_argument("--backend", default="cuda", help="'cuda', or module:factory for another runner (tests)")
+    p.add_argument("--gpus", default="1", help="worker processes, one per GPU ('all': every visible GPU); each "
+                   "takes a sub-shard of this shard with its own CUDA_VISIBLE_DEVICES, then the parts are merged")
+    p.add_argument("--done-from", action="append", default=[], metavar="PARQUET",
+                   help="also skip problems already in these sweep files (used by --gpus workers)")
     p.add_argument("--fresh", action="store_true", help="ignore rows already in --out (chunks are still resumed)")
     p.add_argument("--dry-run", action="store_true", help="print the work list and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -324,7 +402,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         mp.add_argument("--out", required=True, help="merged parquet file")
         mp.add_argument("--strict", action="store_true", help="fail on duplicated rows instead of keeping the first")
         return run_merge(mp.parse_args(argv[1:]))
-    return run_sweep(build_parser().parse_args(argv))
+    args = build_parser().parse_args(argv)
+    if args.gpus not in ("1", "0"):
+        return run_multi_gpu(args, argv)
+    return run_sweep(args)
 
 
 if __name__ == "__main__":

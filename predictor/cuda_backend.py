@@ -117,10 +117,13 @@ def device_info(device: int = 0) -> dict[str, Any]:
         "l2_bytes": getattr(p, "L2_cache_size", None), "total_memory": p.total_memory,
         "torch": torch.__version__, "cuda_runtime": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version(),
+        "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
     }
+    uuid = getattr(p, "uuid", None)
+    info["gpu_uuid"] = f"GPU-{uuid}" if uuid is not None and not str(uuid).startswith("GPU-") else str(uuid)
     try:
         q = subprocess.run(
-            ["nvidia-smi", f"--id={device}", "--query-gpu=driver_version,clocks.sm,clocks.mem,clocks.max.sm,"
+            ["nvidia-smi", f"--id={info['gpu_uuid'] if uuid is not None else device}", "--query-gpu=driver_version,clocks.sm,clocks.mem,clocks.max.sm,"
              "clocks.max.mem,power.limit,temperature.gpu", "--format=csv,noheader"],
             check=True, capture_output=True, text=True, timeout=30).stdout.strip()
         keys = ["driver", "clock_sm", "clock_mem", "clock_max_sm", "clock_max_mem", "power_limit", "temp_c"]

@@ -121,3 +121,22 @@ def test_malformed_sweep_names_missing_column(tmp_path: Path) -> None:
     (tmp_path / "garbage.parquet").write_text("not parquet")
     with pytest.raises(SweepFormatError, match="not a readable parquet"):
         read_sweep(tmp_path / "garbage.parquet")
+
+
+def test_strip_options() -> None:
+    argv = ["--out", "a.parquet", "--gpus", "2", "--family", "i8nc32", "--shard=1/2", "--quiet"]
+    assert collect._strip_options(argv, {"--gpus": 1, "--shard": 1, "--out": 1}) == ["--family", "i8nc32", "--quiet"]
+
+
+def test_multi_gpu_workers_split_and_merge(tmp_path: Path, monkeypatch) -> None:
+    """Two worker processes (the synthetic backend stands in for GPUs 0 and 1): every problem once."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "m.parquet"
+    assert collect.main(["--out", str(out), *COMMON, "--gpus", "all"]) == 0
+    df = read_sweep(out)
+    assert df["shape_key"].nunique() == 40 and len(df) == 40 * 6
+    meta = read_metadata(out)
+    assert meta["gpus"] == ["0", "1"] and meta["complete"] is True
+    assert len(meta["workers"]) == 2
