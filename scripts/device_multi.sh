@@ -15,10 +15,10 @@ grep -q " passed" "$out/gpu_tests.txt" && ! grep -q "failed\|error" "$out/gpu_te
 if [ "${SCALING:-1}" = 1 ]; then
   s=$(date +%s.%N); CUDA_VISIBLE_DEVICES=0 python3 -m predictor.collect --quiet --family i8nc32 --shapes 48 \
     --out "$out/scale1.parquet" --parts /tmp/scale1 >"$out/scale.log" 2>&1; e=$(date +%s.%N)
-  echo "one_gpu_wall_s $(echo "$e - $s" | bc)" | tee -a "$out/scale.log"
+  echo "one_gpu_wall_s $(awk "BEGIN{print $e - $s}")" | tee -a "$out/scale.log"
   s=$(date +%s.%N); python3 -m predictor.collect --quiet --family i8nc32 --shapes 48 --gpus all \
     --out "$out/scale2.parquet" --parts /tmp/scale2 >>"$out/scale.log" 2>&1; e=$(date +%s.%N)
-  echo "all_gpus_wall_s $(echo "$e - $s" | bc)" | tee -a "$out/scale.log"
+  echo "all_gpus_wall_s $(awk "BEGIN{print $e - $s}")" | tee -a "$out/scale.log"
 fi
 python3 -m predictor.collect --quiet --jobs "$(nproc)" --gpus all --time-limit "$secs" "$@" 2>&1 \
   | tee "$out/collect.log" | grep -v "INFO predictor.emit" | tail -30
