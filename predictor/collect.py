@@ -36,6 +36,9 @@ _LOG = logging.getLogger("predictor.collect")
 
 
 def _git_commit() -> str:
+    """HEAD of the checkout (``PREDICTOR_COMMIT`` overrides: device machines get a copy without .git)."""
+    if os.environ.get("PREDICTOR_COMMIT"):
+        return os.environ["PREDICTOR_COMMIT"]
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
                              cwd=Path(__file__).resolve().parent)
@@ -157,6 +160,8 @@ def run_multi_gpu(args: argparse.Namespace, argv: list[str]) -> int:
             metas.append(read_metadata(w))
     merged = validate_frame(merge_frames(frames), "merged sweep")
     meta = {**(metas[0] if metas else {}), "workers": metas, "gpus": gpus,
+            "command": " ".join([os.path.basename(sys.executable), "-m", "predictor.collect", *argv]),
+            "problems": int(merged.groupby("family")["shape_key"].nunique().sum()) if len(merged) else 0,
             "multi_gpu_wall_seconds": round(time.time() - t0, 1),
             "complete": all(m.get("complete") for m in metas) and all(c == 0 for c in codes.values())}
     write_sweep(merged, out, meta)
@@ -247,6 +252,7 @@ def run_sweep(args: argparse.Namespace) -> int:
 
             if args.backend == "cuda":
                 warm_up(1.0)
+                meta["clocks_after_warm_up"] = {k: v for k, v in _device_info_safe().items() if k.startswith("clock")}
         except ImportError:  # pragma: no cover
             pass
 
@@ -308,6 +314,15 @@ def run_sweep(args: argparse.Namespace) -> int:
     if hasattr(backend, "close"):
         backend.close()
     return 0 if not stopped_early else 3
+
+
+def _device_info_safe() -> dict[str, Any]:
+    try:
+        from .cuda_backend import device_info
+
+        return device_info()
+    except Exception:  # noqa: BLE001 - metadata only
+        return {}
 
 
 def _safe_nvcc_version() -> str:
