@@ -228,7 +228,8 @@ def run_sweep(args: argparse.Namespace) -> int:
 
     backend = load_backend(args.backend, **({"arch": args.arch, "build_dir": args.build_dir, "jobs": args.jobs,
                                               "target_ms": args.target_ms, "reps": args.reps,
-                                              "retime_top": args.retime_top, "seed": args.seed}
+                                              "retime_top": args.retime_top, "seed": args.seed,
+                                              "sm_count": args.sm_count or None}
                                              if args.backend == "cuda" else {"arch": args.arch}))
     all_cfgs = [c for _, cfgs, _ in plan for c in cfgs]
     t_build = time.time()
@@ -390,7 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parts", default=None, help="folder for resumable chunks (default: <out stem>.parts next to --out)")
     p.add_argument("--build-dir", default="build", help="where compiled kernels are cached")
     p.add_argument("--jobs", type=int, default=None, help="parallel nvcc processes (default: CPU count)")
-    p.add_argument("--target-ms", type=float, default=0.1, help="length of one timed batch of back-to-back launches")
+    p.add_argument("--sm-count", type=int, default=0, help="run kernels on a green-context partition of at "
+                   "least this many SMs (0: whole GPU); the count obtained is recorded in every row")
+    p.add_argument("--target-ms", type=float, default=0.25, help="length of one timed batch of back-to-back launches")
     p.add_argument("--reps", type=int, default=5, help="timed batches per (config, problem); the median is kept")
     p.add_argument("--retime-top", type=int, default=3, help="re-time this many fastest configs per problem")
     p.add_argument("--seed", type=int, default=0, help="seed of the random problems and input data")

@@ -58,3 +58,19 @@ def test_fp16_config_is_correct(backend: CudaBackend, prob: ConvProblem) -> None
     r = backend.measure(prob, [FP16])[0]
     assert r["status"] == "ok", r
     assert r["verified"]
+
+
+@pytest.mark.gpu
+def test_green_context_partition_runs_on_fewer_sms(backend: CudaBackend) -> None:
+    pytest.importorskip("cuda.bindings")
+    prob = ConvProblem(8, 256, 56, 56, 256, 3, 3, 1, 1, 1)
+    small = CudaBackend(build_dir="build", reps=3, retime_top=1, sm_count=16)
+    small.prepare([SEED_CONFIG])
+    assert 16 <= small.info["sms"] < small.info["device_sms"]
+    r16 = small.measure(prob, [SEED_CONFIG])[0]
+    rfull = backend.measure(prob, [SEED_CONFIG])[0]
+    assert r16["status"] == "ok" and r16["verified"], r16
+    assert rfull["status"] == "ok"
+    ratio = r16["time_us"] / rfull["time_us"]
+    print(f"16-SM partition ({small.info['sms']} SMs) / full GPU time: {ratio:.2f}")
+    assert ratio > 3.0
