@@ -1,0 +1,231 @@
+"""Latency of kernel selection: the Python ``predictor.select`` (us/call) and the generated C++
+header (ns/call), on varied valid shapes.  Writes ``bench/select_latency.md``.
+
+    python bench/select_latency.py                      # shipped models/<slug>-*.tree.json + export/ header
+    python bench/select_latency.py --slug h200 --models-dir models --export-dir export
+    python bench/select_latency.py --synthetic          # train on a SYNTHETIC sweep first (tmp dir)
+
+Targets: <= 2 us per Python call, <= 30 ns per C++ call.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from predictor.config import FAMILY_SPECS, Family  # noqa: E402
+from predictor.export_cpp import header_path, namespace_name  # noqa: E402
+from predictor.features import ARGS, compute, same_pad  # noqa: E402
+from predictor.selector import LoadedModel, select  # noqa: E402
+from predictor.tree_ir import TreeIR  # noqa: E402
+
+N_SHAPES = 4096
+
+
+def shapes(family: Family, sms: int, n: int = N_SHAPES, seed: int = 0) -> list[tuple[int, ...]]:
+    """Varied valid shapes of the family (fixed seed), as ARGS tuples."""
+    rng = random.Random(seed)
+    cm = FAMILY_SPECS[family].channel_multiple
+    out: list[tuple[int, ...]] = []
+    while len(out) < n:
+        r = rng.choice((1, 1, 3, 3, 5, 7))
+        hw = max(1, round(2 ** rng.uniform(1, 8)))
+        a = (rng.choice((1, 2, 4, 8, 16, 32, 64)), cm * max(1, round(2 ** rng.uniform(0, 6))), hw, hw,
+             cm * max(1, round(2 ** rng.uniform(0, 6))), r, r, rng.choice((1, 1, 2)), same_pad(r), 1, sms)
+        try:
+            compute(dict(zip(ARGS, a)))
+        except ValueError:
+            continue
+        out.append(a)
+    return out
+
+
+def time_python(model: LoadedModel, path: str, rows: list[tuple[int, ...]], repeat: int = 7) -> dict[str, float]:
+    """Best-of-``repeat`` mean microseconds per call."""
+    calls = [(a[:7], a[7], a[8], a[9]) for a in rows]
+
+    def run_select() -> None:
+        for args7, stride, pad, dil in calls:
+            select(*args7, stride=stride, pad=pad, dilation=dil, model=path)
+
+    def run_select_same_pad() -> None:
+        for args7, stride, _, _ in calls:
+            select(*args7, stride=stride, model=path)
+
+    def run_fn() -> None:
+        fn = model.fn
+        for a in rows:
+            fn(*a)
+
+    def run_naive() -> None:  # features.compute + IR walk, for comparison
+        ir = model.ir
+        for a in rows:
+            ir.predict(compute(dict(zip(ARGS, a))))
+
+    out = {}
+    for label, fn in (("select(..., pad=p)", run_select), ("select(...) same padding", run_select_same_pad),
+                      ("generated function only", run_fn), ("features.compute + TreeIR.predict", run_naive)):
+        fn()
+        best = min(_timed(fn) for _ in range(repeat))
+        out[label] = best / len(rows) * 1e6
+    return out
+
+
+def _timed(fn) -> float:  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+CPP = """\
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <vector>
+#include "{header}"
+
+namespace ns = cutlass_conv_predictor::{ns};
+
+int main() {{
+  std::vector<std::array<std::int64_t, 11>> v;
+  std::array<std::int64_t, 11> a{{}};
+  while (std::cin >> a[0]) {{
+    for (int i = 1; i < 11; ++i) std::cin >> a[i];
+    v.push_back(a);
+  }}
+  volatile int sink = 0;
+  const int reps = {reps};
+  double best = 1e30;
+  for (int trial = 0; trial < 7; ++trial) {{
+    auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) {{
+      for (const auto& x : v) {{
+        sink = sink + ns::select_{family}(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10]);
+      }}
+    }}
+    auto t1 = std::chrono::steady_clock::now();
+    double ns_per = std::chrono::duration<double, std::nano>(t1 - t0).count() / (double(reps) * double(v.size()));
+    if (ns_per < best) best = ns_per;
+  }}
+  std::printf("%.3f\\n", best);
+  return sink == 123456789 ? 1 : 0;
+}}
+"""
+
+
+def time_cpp(header: Path, slug: str, family: Family, rows: list[tuple[int, ...]], workdir: Path) -> float | None:
+    gxx = shutil.which("g++")
+    if gxx is None:
+        return None
+    src = workdir / f"bench_{family.value}.cpp"
+    exe = workdir / f"bench_{family.value}"
+    src.write_text(CPP.format(header=header.resolve(), ns=namespace_name(slug), family=family.value, reps=200))
+    subprocess.run([gxx, "-std=c++17", "-O2", str(src), "-o", str(exe)], check=True)
+    text = "".join(" ".join(map(str, a)) + "\n" for a in rows)
+    out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+def machine() -> dict[str, str]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gxx = shutil.which("g++")
+    gv = subprocess.run([gxx, "--version"], capture_output=True, text=True).stdout.splitlines()[0] if gxx else "-"
+    return {"uname -m": platform.machine(), "cpu": cpu, "cores": str(os.cpu_count()),
+            "python": sys.version.split()[0], "g++": gv}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--slug", default="h200")
+    p.add_argument("--models-dir", type=Path, default=ROOT / "models")
+    p.add_argument("--export-dir", type=Path, default=ROOT / "export")
+    p.add_argument("--synthetic", action="store_true",
+                   help="train on a SYNTHETIC sweep (tests/synthetic.py) in a tmp dir and measure that")
+    p.add_argument("--synthetic-shapes", type=int, default=3000)
+    p.add_argument("--synthetic-configs", type=int, default=100)
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "select_latency.md")
+    args = p.parse_args(argv)
+    cmd = "python bench/select_latency.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    tmp = Path(tempfile.mkdtemp(prefix="select_latency_"))
+    try:
+        slug, models_dir, export_dir = args.slug, args.models_dir, args.export_dir
+        note = ""
+        if args.synthetic:
+            sys.path.insert(0, str(ROOT / "tests"))
+            from synthetic import write_synthetic_sweep  # type: ignore[import-not-found]
+
+            from predictor.train import main as train_main
+
+            sweep = write_synthetic_sweep(tmp / "synthetic.parquet", n_shapes=args.synthetic_shapes,
+                                          n_configs=args.synthetic_configs)
+            models_dir, export_dir, slug = tmp / "models", tmp / "export", "synthetic"
+            train_main([str(sweep), "--models-dir", str(models_dir), "--export-dir", str(export_dir), "--quiet"])
+            note = (f"Models trained on a SYNTHETIC sweep (tests/synthetic.py, {args.synthetic_shapes} shapes x "
+                    f"{args.synthetic_configs} configs per family), not measurements: the latency depends on the "
+                    "tree's depth, so re-run on the shipped models once they exist.")
+        results = []
+        for fam in Family:
+            path = models_dir / f"{slug}-{fam.value}.tree.json"
+            if not path.exists():
+                continue
+            ir = TreeIR.load(path)
+            model = LoadedModel.from_ir(ir, str(path))
+            rows = shapes(fam, model.sms)
+            py = time_python(model, str(path), rows)
+            header = header_path(export_dir, slug)
+            cpp = time_cpp(header, slug, fam, rows, tmp) if header.exists() else None
+            results.append((fam, ir, py, cpp))
+        if not results:
+            raise SystemExit(f"no {slug}-<family>.tree.json in {models_dir} (use --synthetic to measure a "
+                             "synthetic model)")
+        m = machine()
+        lines = ["# Selection latency", "", f"- command: `{cmd}`",
+                 f"- date: {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}",
+                 *(f"- {k}: {v}" for k, v in m.items()),
+                 f"- inputs: {N_SHAPES} varied valid shapes per family (fixed seed), each call on a different shape",
+                 "- Python: best of 7 passes, mean per call; C++: g++ -O2, best of 7 x 200 passes, volatile sink",
+                 ""]
+        for fam, ir, _, _ in results:
+            lines.append(f"- model {slug}-{fam.value}: gpu {ir.meta.get('gpu')}, sweep {ir.meta.get('sweep')} "
+                         f"sha256 {str(ir.meta.get('sweep_sha256'))[:16]}..., trained {ir.meta.get('trained')}")
+        lines.append("")
+        if note:
+            lines += [f"**{note}**", ""]
+        lines += ["| family | tree depth | leaves | Python select (us) | select, pad=None (us) | generated fn (us) "
+                  "| compute + IR walk (us) | C++ (ns) |", "|---|---|---|---|---|---|---|---|"]
+        for fam, ir, py, cpp in results:
+            vals = list(py.values())
+            lines.append(f"| {fam.value} | {ir.depth} | {ir.n_leaves} | {vals[0]:.2f} | {vals[1]:.2f} | "
+                         f"{vals[2]:.2f} | {vals[3]:.2f} | {'-' if cpp is None else f'{cpp:.1f}'} |")
+        lines += ["", "Targets: <= 2 us per Python `select` call, <= 30 ns per C++ call.", ""]
+        text = "\n".join(lines)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+        print(text)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+"""Shape x config time tables, greedy portfolio selection and the picked/oracle metrics.
+
+Conventions used throughout (the trainer's summary documents them too):
+
+* Only rows with ``status == "ok"`` and ``verified`` count.  A row's time is ``retime_us`` when
+  present, else ``time_us``.
+* A (shape, config) pair without such a row is *missing*: the config is not available for that
+  shape.  Shapes with no available config at all are dropped (and counted).
+* When a pick is missing for a shape, the shape is scored as if the pick took the shape's
+  *worst* ok time (a dispatcher would have to fall back to something; the worst measured config
+  is a pessimistic stand-in).  The same rule is used by the greedy portfolio objective, by
+  cross-validation and by every reported metric.
+* The score of a pick is ``oracle_time / picked_time`` (1.0 = the fastest measured config, 0.5 =
+  twice as slow); sets of shapes are summarised by the geometric mean, the 10th percentile, the
+  minimum ("worst") and the exact-match rate (picked time equals the oracle time).
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .features import frame as feature_frame
+from .schema import SHAPE_COLUMNS
+
+_LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, eq=False)
+class ShapeTable:
+    """One family's measurements as a dense matrix: ``times[i, j]`` is the effective time (us) of
+    config ``configs[j]`` on shape ``keys[i]``, NaN where missing."""
+
+    keys: np.ndarray  # (n,) shape_key
+    sources: np.ndarray  # (n,) source of the shape
+    shapes: pd.DataFrame  # (n, N..dilation + sms), index 0..n-1
+    configs: tuple[str, ...]  # (m,)
+    times: np.ndarray  # (n, m) float64
+
+    @property
+    def n_shapes(self) -> int:
+        return len(self.keys)
+
+    @property
+    def oracle(self) -> np.ndarray:
+        return np.nanmin(self.times, axis=1)
+
+    @property
+    def worst(self) -> np.ndarray:
+        return np.nanmax(self.times, axis=1)
+
+    def features(self) -> pd.DataFrame:
+        """Integer feature matrix (``predictor.features.frame``) of the shapes."""
+        return feature_frame(self.shapes)
+
+    def subset(self, rows: Any) -> "ShapeTable":
+        rows = np.asarray(rows)
+        return ShapeTable(self.keys[rows], self.sources[rows],
+                          self.shapes.iloc[rows].reset_index(drop=True), self.configs, self.times[rows])
+
+    def config_index(self, name: str) -> int | None:
+        try:
+            return self.configs.index(name)
+        except ValueError:
+            return None
+
+
+def effective_times(df: pd.DataFrame) -> pd.Series:
+    """``retime_us`` where present, else ``time_us``."""
+    return df["retime_us"].where(df["retime_us"].notna(), df["time_us"]).astype(float)
+
+
+def eligible_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows with ``status == "ok"``, ``verified`` and a positive finite time."""
+    ok = (df["status"].astype(str) == "ok") & df["verified"].fillna(False).astype(bool)
+    out = df[ok].copy()
+    out["t_eff"] = effective_times(out)
+    good = np.isfinite(out["t_eff"].to_numpy()) & (out["t_eff"].to_numpy() > 0)
+    if (~good).any():
+        _LOG.warning("%d ok rows without a positive finite time ignored", int((~good).sum()))
+    return out[good]
+
+
+def build_table(rows: pd.DataFrame, sms: int, configs: Sequence[str] | None = None) -> tuple[ShapeTable, int]:
+    """Dense table from one family's *eligible* rows (see :func:`eligible_rows`).
+
+    ``configs`` fixes the column set (default: every config with an eligible row).  Returns the
+    table and the number of shapes dropped because none of ``configs`` ran on them."""
+    if configs is None:
+        configs = sorted(rows["config"].unique())
+    configs = tuple(configs)
+    shapes = (rows.sort_values("shape_key", kind="stable")
+              .drop_duplicates("shape_key")[["shape_key", "source", *SHAPE_COLUMNS]].reset_index(drop=True))
+    col = {c: j for j, c in enumerate(configs)}
+    row = {k: i for i, k in enumerate(shapes["shape_key"])}
+    times = np.full((len(shapes), len(configs)), np.nan)
+    sel = rows[rows["config"].isin(col)]
+    times[sel["shape_key"].map(row).to_numpy(), sel["config"].map(col).to_numpy()] = sel["t_eff"].to_numpy()
+    has = ~np.all(np.isnan(times), axis=1) if len(configs) else np.zeros(len(shapes), bool)
+    dropped = int((~has).sum())
+    if dropped:
+        _LOG.info("dropped %d shape(s) with no ok+verified row among the %d configs", dropped, len(configs))
+    shapes = shapes[has].reset_index(drop=True)
+    frame = shapes[SHAPE_COLUMNS].astype(np.int64).copy()
+    frame["sms"] = np.int64(sms)
+    return ShapeTable(shapes["shape_key"].to_numpy(), shapes["source"].astype(str).to_numpy(), frame,
+                      configs, times[has]), dropped
+
+
+# --------------------------------------------------------------------------- scoring
+def picked_times(table: ShapeTable, picks: np.ndarray) -> np.ndarray:
+    """Effective time of config index ``picks[i]`` on shape ``i``; missing (or ``-1``) -> worst."""
+    picks = np.asarray(picks, dtype=np.int64)
+    t = np.full(table.n_shapes, np.nan)
+    ok = picks >= 0
+    t[ok] = table.times[np.nonzero(ok)[0], picks[ok]]
+    return np.where(np.isnan(t), table.worst, t)
+
+
+def metrics(oracle: np.ndarray, picked: np.ndarray) -> dict[str, float] | None:
+    """Summary of ``oracle / picked`` over shapes (None for an empty set)."""
+    oracle, picked = np.asarray(oracle, float), np.asarray(picked, float)
+    if len(oracle) == 0:
+        return None
+    r = oracle / picked
+    return {
+        "shapes": int(len(r)),
+        "geomean": float(np.exp(np.mean(np.log(r)))),
+        "p10": float(np.percentile(r, 10)),
+        "worst": float(np.min(r)),
+        "exact": float(np.mean(picked <= oracle * (1 + 1e-12))),
+    }
+
+
+def geomean_score(oracle: np.ndarray, picked: np.ndarray) -> float:
+    return float(np.exp(np.mean(np.log(oracle / picked))))
+
+
+# --------------------------------------------------------------------------- portfolio
+def _cover_size(avail: np.ndarray, need: np.ndarray, exclude: Sequence[int]) -> float:
+    """Greedy set-cover estimate of how many more configs cover the shapes in ``need``
+    (inf if impossible)."""
+    need = need.copy()
+    cols = np.ones(avail.shape[1], bool)
+    cols[list(exclude)] = False
+    count = 0
+    while need.any():
+        gain = (avail[need] & cols).sum(axis=0)
+        j = int(np.argmax(gain))
+        if gain[j] == 0:
+            return math.inf
+        need &= ~avail[:, j]
+        cols[j] = False
+        count += 1
+    return count
+
+
+def greedy_portfolio(table: ShapeTable, k: int, candidates: Sequence[int] | None = None,
+                     cover: bool = True) -> list[int]:
+    """Config indices of a portfolio of at most ``k`` configs, chosen greedily to maximise the
+    geomean over shapes of ``oracle / best available portfolio time`` (a shape without an
+    available portfolio config counts its worst time).
+
+    Coverage comes first when it must (``cover``): once the configs still needed to give every
+    shape at least one available config (greedy set-cover estimate) exactly fill the remaining
+    slots, only configs that cover the most uncovered shapes are considered (if full coverage is
+    out of reach anyway, the geomean alone decides).  Stops early when no config improves the
+    objective and every coverable shape is covered."""
+    times = table.times
+    n, m = times.shape
+    cand = np.arange(m) if candidates is None else np.asarray(candidates, dtype=np.int64)
+    if len(cand) == 0 or n == 0:
+        return []
+    avail = ~np.isnan(times)
+    t_inf = np.where(avail, times, np.inf)
+    oracle, worst = table.oracle, table.worst
+    log_oracle = np.log(oracle)
+    best = np.full(n, np.inf)
+    chosen: list[int] = []
+    current = -np.inf
+    coverable = avail[:, cand].any(axis=1)
+    for step in range(k):
+        remaining = [j for j in cand if j not in chosen]
+        if not remaining:
+            break
+        rem = np.asarray(remaining)
+        uncovered = np.isinf(best) & coverable
+        slots = k - step
+        pool = rem
+        if cover and uncovered.any() and _cover_size(avail[:, cand], uncovered,
+                                                     [list(cand).index(j) for j in chosen]) == slots:
+            gain = avail[uncovered][:, rem].sum(axis=0)
+            pool = rem[gain == gain.max()]
+        trial = np.minimum(best[:, None], t_inf[:, pool])
+        eff = np.where(np.isinf(trial), worst[:, None], trial)
+        scores = np.mean(log_oracle[:, None] - np.log(eff), axis=0)
+        j = int(np.argmax(scores))  # first best: deterministic (configs are sorted by name)
+        if scores[j] <= current + 1e-12 and not uncovered.any() and chosen:
+            break
+        chosen.append(int(pool[j]))
+        current = float(scores[j])
+        best = np.minimum(best, t_inf[:, pool[j]])
+    left = int((np.isinf(best) & coverable).sum())
+    if left and cover:
+        _LOG.info("portfolio of %d leaves %d shape(s) without an available config", len(chosen), left)
+    return chosen
+
+
+def best_single(table: ShapeTable) -> int:
+    """Index of the config with the best geomean over the table's shapes (missing -> worst); -1 if
+    the table is empty."""
+    return (greedy_portfolio(table, 1, cover=False) or [-1])[0]
+
+
+def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per shape: the label (position in ``portfolio`` of its fastest available member, -1 if
+    none) and the log-regret matrix ``log(time / best portfolio time)`` (missing -> worst time)."""
+    sub = table.times[:, list(portfolio)]
+    eff = np.where(np.isnan(sub), table.worst[:, None], sub)
+    avail = ~np.isnan(sub)
+    label = np.where(avail.any(axis=1), np.argmin(np.where(avail, sub, np.inf), axis=1), -1)
+    best = np.min(eff, axis=1)
+    regret = np.log(eff / best[:, None])
+    return label, regret
+
+
+def oracle_config(table: ShapeTable) -> np.ndarray:
+    """Index of each shape's fastest config."""
+    return np.nanargmin(table.times, axis=1)
+
+
+__all__ = ["ShapeTable", "build_table", "eligible_rows", "effective_times", "picked_times", "metrics",
+           "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "oracle_config"]

@@ -1,0 +1,224 @@
+"""Run-time kernel selection from a shipped model (no scikit-learn, no GPU).
+
+    >>> from predictor import select
+    >>> s = select(1, 64, 56, 56, 64, 3, 3)          # int8 NC32HW32 on the H200 model
+    >>> s.name, s.config.tb, s.fallback
+
+Models are the ``models/<gpu>-<family>.tree.json`` files written by :mod:`predictor.train`
+(``gpu`` is the model slug, e.g. ``h200`` or ``h200-sm87``).  Each is loaded once and turned into
+a generated Python function (:mod:`predictor.export_py`); loaded models are kept in an
+``lru_cache`` (the only state of this module).
+
+Errors and fallbacks:
+
+* an argument that is not an int, or outside :data:`predictor.features.LIMITS`, or a filter that
+  does not fit (output P or Q < 1) raises ``ValueError`` naming the argument
+  (:func:`predictor.features.validate`);
+* ``pad=None`` means "same" padding, ``same_pad(R, dilation)``; it needs ``R == S`` (else
+  ``ValueError`` naming ``pad``: pass the padding explicitly);
+* C or K not a multiple of the family's channel multiple (32 for ``i8nc32``, 8 for ``f16nhwc``):
+  ``ValueError`` naming C or K, unless ``on_unsupported="pad"``: then the channels are rounded up
+  to the multiple (what padding the tensors to the family's layout does) and the model's pick for
+  the padded problem is returned with ``fallback=True`` and the reason;
+* an unknown model raises :class:`ModelNotFoundError` (a ``FileNotFoundError`` and a
+  ``ValueError`` naming ``gpu``/``family``).
+"""
+from __future__ import annotations
+
+import functools
+import operator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .config import FAMILY_SPECS, Family, KernelConfig
+from .export_py import INVALID, UNSUPPORTED, compile_selector
+from .features import FEATURE_NAMES, validate
+from .tree_ir import TreeIR
+
+#: Where the shipped models live (the repository's ``models/`` folder).
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+
+
+class ModelNotFoundError(FileNotFoundError, ValueError):
+    """No model for the requested GPU and family."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The selected kernel config, with how it was chosen.
+
+    ``index`` is the config's position in the model's portfolio (the C++ header's table index);
+    ``fallback`` is True when the answer is not the model's prediction for the exact problem
+    asked (``reason`` says why)."""
+
+    config: KernelConfig
+    index: int
+    fallback: bool = False
+    reason: str = "model prediction"
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def __str__(self) -> str:
+        return self.config.name
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedModel:
+    """A tree IR ready for selection."""
+
+    ir: TreeIR
+    family: Family
+    sms: int
+    configs: tuple[KernelConfig, ...]
+    selections: tuple[Selection, ...]
+    fn: Callable[..., int]
+    source: str
+
+    @classmethod
+    def from_ir(cls, ir: TreeIR, source: str = "<memory>") -> "LoadedModel":
+        if tuple(ir.feature_names) != FEATURE_NAMES:
+            raise ValueError(f"model {source} was trained on features {list(ir.feature_names)}, but "
+                             f"predictor.features defines {list(FEATURE_NAMES)}: retrain it")
+        try:
+            family = Family(ir.meta["family"])
+            sms = int(ir.meta["sms"])
+        except (KeyError, ValueError, TypeError) as exc:
+            raise ValueError(f"model {source}: metadata lacks a valid family/sms ({exc})") from exc
+        configs = tuple(KernelConfig.from_name(n) for n in ir.classes)
+        bad = [c.name for c in configs if c.family is not family]
+        if bad:
+            raise ValueError(f"model {source}: configs {bad} are not of family {family.value}")
+        fn = compile_selector(ir, FAMILY_SPECS[family].channel_multiple)
+        sels = tuple(Selection(c, i) for i, c in enumerate(configs))
+        return cls(ir.validate(), family, sms, configs, sels, fn, source)
+
+
+def model_path(gpu: str, family: str | Family) -> Path:
+    fam = family.value if isinstance(family, Family) else str(family)
+    return MODELS_DIR / f"{gpu}-{fam}.tree.json"
+
+
+@functools.lru_cache(maxsize=64)
+def _load_path(path: str) -> LoadedModel:
+    return LoadedModel.from_ir(TreeIR.load(path), str(Path(path).resolve()))
+
+
+@functools.lru_cache(maxsize=64)
+def load_model(gpu: str = "h200", family: str | Family = Family.INT8_NC32HW32) -> LoadedModel:
+    """The shipped model of ``gpu`` (slug) and ``family`` (cached)."""
+    try:
+        fam = family if isinstance(family, Family) else Family(family)
+    except ValueError:
+        raise ValueError(f"family={family!r} is not one of {[f.value for f in Family]}") from None
+    if not isinstance(gpu, str) or not gpu:
+        raise ValueError(f"gpu must be a model slug such as 'h200', got {gpu!r}")
+    path = model_path(gpu, fam)
+    if not path.exists():
+        have = sorted(p.name[: -len(".tree.json")] for p in MODELS_DIR.glob("*.tree.json"))
+        raise ModelNotFoundError(f"no model for gpu={gpu!r}, family={fam.value!r} ({path} does not exist; "
+                                 f"available: {have or 'none'})")
+    return _load_path(str(path))
+
+
+@functools.lru_cache(maxsize=32)
+def _from_ir(ir: TreeIR) -> LoadedModel:
+    return LoadedModel.from_ir(ir)
+
+
+def _resolve(model: Any, gpu: str, family: Any) -> LoadedModel:
+    if model is None:
+        return load_model(gpu, Family.INT8_NC32HW32 if family is None else family)
+    if isinstance(model, LoadedModel):
+        m = model
+    elif isinstance(model, TreeIR):
+        m = _from_ir(model)
+    elif isinstance(model, (str, Path)):
+        m = _load_path(str(model))
+    else:
+        raise ValueError(f"model must be a path, a TreeIR or a LoadedModel, got {type(model).__name__}")
+    if family is not None and Family(family) is not m.family:
+        raise ValueError(f"family={Family(family).value!r} does not match the model's family {m.family.value!r}")
+    return m
+
+
+def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: int = 1, pad: int | None = None,
+           dilation: int = 1, family: str | Family | None = None, gpu: str = "h200", sms: int | None = None,
+           model: Any = None, on_unsupported: str = "raise") -> Selection:
+    """Pick the kernel config for a conv2d fprop problem (NCHW sizes, K x C x R x S filter).
+
+    ``family`` defaults to ``i8nc32`` (or the family of ``model``); ``gpu`` is the model slug;
+    ``sms`` defaults to the SM count the model was trained with; ``model`` may be a path to a
+    ``.tree.json``, a :class:`~predictor.tree_ir.TreeIR` or a :class:`LoadedModel` instead of the
+    shipped model.  See the module docstring for errors and ``on_unsupported``."""
+    if family is None and (model is None or type(model) is str):  # the fast, cached paths
+        m = load_model(gpu) if model is None else _load_path(model)
+    else:
+        m = _resolve(model, gpu, family)
+    if sms is None:
+        sms = m.sms
+    if pad is None:
+        if type(R) is int and type(S) is int and type(dilation) is int and R == S:
+            pad = dilation * (R - 1) // 2
+        else:
+            pad = _same_pad(R, S, dilation)
+    i = m.fn(N, C, H, W, K, R, S, stride, pad, dilation, sms)
+    if i >= 0:
+        return m.selections[i]
+    return _slow_path(m, i, N, C, H, W, K, R, S, stride, pad, dilation, sms, on_unsupported)
+
+
+def _same_pad(R: Any, S: Any, dilation: Any) -> int:
+    """"Same" padding for the unusual cases: R != S (error naming pad), numpy integers, and values
+    that validation will reject (0 placeholder: the error then names R, S or dilation)."""
+    try:
+        if isinstance(R, bool) or isinstance(S, bool) or isinstance(dilation, bool):
+            return 0
+        r, s_, d = operator.index(R), operator.index(S), operator.index(dilation)
+    except TypeError:
+        return 0
+    if r != s_:
+        raise ValueError(f"pad=None ('same' padding) needs R == S, got R={r}, S={s_}: pass pad explicitly")
+    return d * (r - 1) // 2
+
+
+def _slow_path(m: LoadedModel, code: int, N: Any, C: Any, H: Any, W: Any, K: Any, R: Any, S: Any, stride: Any,
+               pad: Any, dilation: Any, sms: Any, on_unsupported: str) -> Selection:
+    """Errors, numpy integers and the channel-padding fallback."""
+    args = dict(N=N, C=C, H=H, W=W, K=K, R=R, S=S, stride=stride, pad=pad, dilation=dilation, sms=sms)
+    if code == INVALID:
+        validate(args)  # raises ValueError naming the argument
+        args = {k: int(v) for k, v in args.items()}  # e.g. numpy integers: valid, retry as int
+        code = m.fn(*args.values())
+        if code >= 0:
+            return m.selections[code]
+    if code != UNSUPPORTED:  # pragma: no cover - validate() and the generated checks agree
+        raise AssertionError(f"generated selector returned {code} for valid arguments {args}")
+    cm = FAMILY_SPECS[m.family].channel_multiple
+    bad = [a for a in ("C", "K") if args[a] % cm]
+    if on_unsupported != "pad":
+        if on_unsupported != "raise":
+            raise ValueError(f"on_unsupported must be 'raise' or 'pad', got {on_unsupported!r}")
+        a = bad[0]
+        raise ValueError(f"{a}={args[a]} is not a multiple of {cm}, which family {m.family.value} needs "
+                         f"(pass on_unsupported='pad' to select for {a} rounded up to {-(-args[a] // cm) * cm})")
+    padded = {**args, **{a: -(-args[a] // cm) * cm for a in bad}}
+    i = m.fn(*padded.values())
+    if i < 0:  # pragma: no cover - rounding up within LIMITS keeps the problem valid
+        validate(padded)
+        raise AssertionError(f"padded problem {padded} still unsupported")
+    reason = ", ".join(f"{a}={args[a]} padded to {padded[a]}" for a in bad)
+    return Selection(m.configs[i], i, True, f"{reason} (multiple of {cm} required by {m.family.value})")
+
+
+def cache_clear() -> None:
+    """Forget every loaded model (e.g. after retraining in the same process)."""
+    load_model.cache_clear()
+    _load_path.cache_clear()
+    _from_ir.cache_clear()
+
+
+__all__ = ["select", "Selection", "LoadedModel", "load_model", "model_path", "ModelNotFoundError",
+           "MODELS_DIR", "cache_clear"]

@@ -1,0 +1,515 @@
+"""Train one kernel-selection model per family from a sweep.
+
+    python -m predictor.train SWEEP.parquet [--family F] [--models-dir models] [--export-dir export]
+        [--max-portfolio 12] [--seed 0] [--holdout-sources net:] [--target sm_87] [--folds 5]
+
+Per family (rows with ``status == "ok"`` and ``verified`` only; time = ``retime_us`` else
+``time_us``):
+
+1. shapes whose ``source`` starts with a ``--holdout-sources`` prefix are set aside (the held-out
+   real-network set); the rest are the training shapes;
+2. hyper-parameters (portfolio size k, tree ``max_depth``, ``min_samples_leaf``, sample weighting)
+   are chosen by ``GroupKFold`` cross-validation grouped by ``shape_key``: inside every fold the
+   portfolio is chosen greedily on the training part (:func:`predictor.portfolio.greedy_portfolio`),
+   a ``DecisionTreeClassifier`` learns each shape's fastest portfolio member with regret-aware
+   weights, and the held-out part is scored by the geomean of ``oracle_time / picked_time``
+   (a pick with no ok row for a shape scores that shape's worst ok time).  Depths are evaluated by
+   truncating the deepest fitted tree (the same splits as fitting with that ``max_depth``, up to
+   random tie-breaking); the chosen combination is then cross-validated exactly and those are the
+   reported CV metrics.  Among combinations within ``--cv-tolerance`` of the best geomean the
+   smallest (k, depth, -min_samples_leaf) wins;
+3. the final portfolio and tree are fitted on all training shapes, flattened to the exact integer
+   IR (:mod:`predictor.tree_ir`) and saved as ``<models-dir>/<gpu-slug>-<family>.joblib``
+   (scikit-learn model + metadata) and ``.tree.json`` (what :func:`predictor.select` loads), with a
+   summary (``.summary.json`` and ``.summary.md``) that also reports the best single config and,
+   for int8, ``SEED_CONFIG``;
+4. the C++ header of the GPU (all families with a model in ``--models-dir``) is written to
+   ``--export-dir`` (:mod:`predictor.export_cpp`).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import logging
+import re
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .config import SEED_CONFIG, Family, KernelConfig
+from .features import DEFAULT_SMS, FEATURE_NAMES, LIMITS
+from .portfolio import (
+    ShapeTable, best_single, build_table, eligible_rows, geomean_score, greedy_portfolio, metrics,
+    picked_times, portfolio_targets,
+)
+from .schema import SweepFormatError, file_sha256, read_metadata, read_sweep
+from .tree_ir import Leaf, TreeIR
+
+_LOG = logging.getLogger(__name__)
+
+#: Default hyper-parameter grid (kept small: ~3000 shapes x ~100 configs train in well under 2 min).
+K_GRID = (2, 3, 4, 6, 8, 10, 12, 16, 24)
+DEPTH_GRID = (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20)
+MIN_LEAF_GRID = (1, 2, 4, 8, 16, 32)
+WEIGHTINGS = ("regret", "expand", "uniform")
+WEIGHT_EPS = 0.01
+
+SCORING_NOTE = ("score of a pick = oracle_time / picked_time (1 = fastest measured config); a pick with "
+                "no ok+verified row for the shape is scored with the shape's worst ok time")
+
+
+class TrainError(ValueError):
+    """The sweep cannot train a model (no usable rows, unknown family, ...)."""
+
+
+def gpu_slug(gpu: str) -> str:
+    """``"NVIDIA H200"`` -> ``"h200"``: lowercase, drop a leading ``nvidia ``, non-alnum -> ``-``."""
+    s = gpu.strip().lower()
+    if s.startswith("nvidia "):
+        s = s[len("nvidia "):]
+    s = re.sub(r"[^a-z0-9]+", "-", s).strip("-")
+    return s or "unknown"
+
+
+def target_slug(gpu: str, target: str | None) -> str:
+    """Model slug: the GPU's, plus ``-sm87`` style suffix for a restricted target."""
+    base = gpu_slug(gpu)
+    return base if not target else f"{base}-{re.sub(r'[^a-z0-9]+', '', target.lower())}"
+
+
+# --------------------------------------------------------------------------- training sets
+def training_set(X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting: str
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, sample_weight) for the classifier; ``y`` are positions in the portfolio.
+
+    ``regret``: ``log(t / best portfolio t)`` per shape and portfolio member (missing -> worst).
+
+    * ``uniform``: one sample per shape, weight 1;
+    * ``regret``: one sample per shape (its fastest member), weight = mean log-regret of the
+      other members + eps: shapes where a wrong pick costs more count more;
+    * ``expand``: one sample per (shape, member) with weight ``max_c regret - regret_member``
+      (+ eps on the fastest): a leaf's majority class is then exactly the member with the least
+      total log-regret over the leaf's shapes."""
+    keep = label >= 0
+    X, label, regret = X[keep], label[keep], regret[keep]
+    k = regret.shape[1]
+    if weighting == "uniform" or k == 1:
+        return X, label, np.ones(len(label))
+    if weighting == "regret":
+        w = regret.sum(axis=1) / (k - 1) + WEIGHT_EPS
+        return X, label, w
+    if weighting == "expand":
+        w = regret.max(axis=1, keepdims=True) - regret
+        w[np.arange(len(label)), label] += WEIGHT_EPS
+        rows, cols = np.nonzero(w > 0)
+        return X[rows], cols, w[rows, cols]
+    raise ValueError(f"unknown weighting {weighting!r}")
+
+
+def _fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, depth: int | None, min_leaf: int, seed: int) -> Any:
+    from sklearn.tree import DecisionTreeClassifier
+
+    clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
+    return clf.fit(X, y, sample_weight=w)
+
+
+def _predict_by_depth(clf: Any, X: np.ndarray, depths: Sequence[int]) -> dict[int, np.ndarray]:
+    """Predictions of ``clf`` truncated at each depth (a node's own class distribution at the cut)."""
+    t = clf.tree_
+    left, right, feat, thr = t.children_left, t.children_right, t.feature, t.threshold
+    cls = np.asarray(clf.classes_)[np.argmax(t.value[:, 0, :], axis=1)]
+    X32 = X.astype(np.float32)
+    node = np.zeros(len(X), dtype=np.int64)
+    out: dict[int, np.ndarray] = {}
+    rows = np.arange(len(X))
+    for d in range(max(depths) + 1):
+        if d in depths:
+            out[d] = cls[node]
+        internal = left[node] != -1
+        go_left = X32[rows, np.maximum(feat[node], 0)] <= thr[node]
+        node = np.where(internal, np.where(go_left, left[node], right[node]), node)
+    return out
+
+
+# --------------------------------------------------------------------------- cross-validation
+@dataclass
+class CVResult:
+    scores: dict[tuple[int, str, int, int], float]  # (k, weighting, min_leaf, depth) -> geomean
+    chosen: tuple[int, str, int, int]
+    model_picks: np.ndarray  # out-of-fold picks (config index) of the chosen combination, exact
+    single_picks: np.ndarray  # out-of-fold best single config
+    seconds: float = 0.0
+    grid: dict[str, Any] = field(default_factory=dict)
+
+
+def _folds(table: ShapeTable, folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    from sklearn.model_selection import GroupKFold
+
+    n_splits = min(folds, table.n_shapes)
+    if n_splits < 2:
+        raise TrainError(f"need at least 2 training shapes for cross-validation, have {table.n_shapes}")
+    try:
+        gkf = GroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    except TypeError:  # scikit-learn < 1.6: no shuffling; groups are balanced deterministically
+        gkf = GroupKFold(n_splits=n_splits)
+    return list(gkf.split(np.zeros(table.n_shapes), groups=table.keys))
+
+
+def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], depth_grid: Sequence[int],
+                   min_leaf_grid: Sequence[int], weightings: Sequence[str], folds: int, seed: int,
+                   tolerance: float) -> CVResult:
+    """Grid search (see the module docstring); returns scores and the chosen combination."""
+    t0 = time.time()
+    n = table.n_shapes
+    splits = _folds(table, folds, seed)
+    oracle = table.oracle
+    picks: dict[tuple[int, str, int, int], np.ndarray] = {}
+    single = np.full(n, -1, dtype=np.int64)
+    depths = sorted(set(depth_grid))
+    for tr, te in splits:
+        sub = table.subset(tr)
+        single[te] = best_single(sub)
+        cache: dict[tuple[tuple[int, ...], str, int], dict[int, np.ndarray]] = {}
+        for k in k_grid:
+            port = tuple(greedy_portfolio(sub, k))
+            if not port:
+                continue
+            label, regret = portfolio_targets(sub, port)
+            for weighting in weightings:
+                Xw, yw, ww = training_set(X[tr], label, regret, weighting)
+                for min_leaf in min_leaf_grid:
+                    key = (port, weighting, min_leaf)
+                    if key not in cache:
+                        if len(yw) == 0:
+                            cache[key] = {d: np.full(len(te), -1) for d in depths}
+                        else:
+                            clf = _fit(Xw, yw, ww, max(depths), min_leaf, seed)
+                            by_depth = _predict_by_depth(clf, X[te], depths)
+                            cache[key] = {d: np.asarray(port)[p] for d, p in by_depth.items()}
+                    for d in depths:
+                        picks.setdefault((k, weighting, min_leaf, d), np.full(n, -1, dtype=np.int64))[te] = cache[key][d]
+    scores = {c: geomean_score(oracle, picked_times(table, p)) for c, p in picks.items()}
+    if not scores:
+        raise TrainError("cross-validation produced no candidate (no portfolio could be formed)")
+    best = max(scores.values())
+    near = [c for c, s in scores.items() if s >= best - tolerance]
+    chosen = min(near, key=lambda c: (c[0], c[3], -c[2], list(weightings).index(c[1])))
+    # exact CV of the chosen combination (fitted with its own max_depth): the reported CV metrics
+    k, weighting, min_leaf, depth = chosen
+    exact = np.full(n, -1, dtype=np.int64)
+    for tr, te in splits:
+        sub = table.subset(tr)
+        port = greedy_portfolio(sub, k)
+        label, regret = portfolio_targets(sub, port)
+        Xw, yw, ww = training_set(X[tr], label, regret, weighting)
+        if len(yw):
+            exact[te] = np.asarray(port)[_fit(Xw, yw, ww, depth, min_leaf, seed).predict(X[te])]
+    return CVResult(scores, chosen, exact, single, time.time() - t0,
+                    {"k": list(k_grid), "max_depth": depths, "min_samples_leaf": list(min_leaf_grid),
+                     "weighting": list(weightings), "folds": len(splits), "tolerance": tolerance})
+
+
+# --------------------------------------------------------------------------- one family
+@dataclass
+class FamilyModel:
+    """Everything :func:`train_family` produces."""
+
+    family: Family
+    slug: str
+    clf: Any
+    ir: TreeIR
+    summary: dict[str, Any]
+    meta: dict[str, Any]
+
+
+def _fmt_metrics(m: dict[str, float] | None) -> str:
+    if not m:
+        return "| - | - | - | - | - |"
+    return (f"| {m['shapes']} | {m['geomean']:.4f} | {m['p10']:.4f} | {m['worst']:.4f} | "
+            f"{100 * m['exact']:.1f}% |")
+
+
+def summary_markdown(s: dict[str, Any]) -> str:
+    """Human-readable summary of one family's model."""
+    lines = [
+        f"# {s['gpu']} / {s['family']} kernel-selection model",
+        "",
+        f"- sweep: `{s['sweep']}` (sha256 `{s['sweep_sha256'][:16]}...`)",
+        f"- target: {s['target'] or 'all configs of ' + s['gpu']}; sms = {s['sms']}",
+        f"- shapes: {s['shapes']['train']} training, {s['shapes']['holdout']} held out "
+        f"({', '.join(s['holdout_prefixes']) or 'none'}), {s['shapes']['dropped_no_ok']} dropped (no ok row); "
+        f"configs: {s['configs']}",
+        f"- chosen: k = {s['hyperparameters']['k']}, max_depth = {s['hyperparameters']['max_depth']}, "
+        f"min_samples_leaf = {s['hyperparameters']['min_samples_leaf']}, weighting = "
+        f"{s['hyperparameters']['weighting']}; tree: {s['tree']['splits']} splits, {s['tree']['leaves']} leaves, "
+        f"depth {s['tree']['depth']}",
+        f"- {SCORING_NOTE}; P10 = 10th percentile of the per-shape score, exact = picked the fastest",
+        "- CV rows: the model and the best single config are chosen on the training folds and scored on "
+        "the held-out fold; SEED_CONFIG involves no fitting, so its CV row is over all training shapes",
+        "",
+        "| set | picker | shapes | geomean | P10 | worst | exact |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for set_name, block in (("CV (training shapes)", s["cv"]), ("held-out networks", s["holdout"]),
+                            ("in-sample (training shapes)", s["in_sample"])):
+        for picker, m in block.items():
+            if picker.endswith("_config"):
+                continue
+            label = picker
+            if picker == "best_single":
+                label = "best single config"
+            elif picker == "seed":
+                label = "SEED_CONFIG"
+            lines.append(f"| {set_name} | {label} {_fmt_metrics(m)}")
+    lines += ["", f"Portfolio ({len(s['portfolio'])}):", ""]
+    lines += [f"{i}. `{name}`" for i, name in enumerate(s["portfolio"])]
+    if s["cv"].get("best_single_config"):
+        lines += ["", f"Best single config (all training shapes): `{s['cv']['best_single_config']}`"]
+    return "\n".join(lines) + "\n"
+
+
+def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: str, target: str | None,
+                 max_portfolio: int, seed: int, holdout_prefixes: Sequence[str], folds: int = 5,
+                 tolerance: float = 0.002, k_grid: Sequence[int] | None = None,
+                 depth_grid: Sequence[int] = DEPTH_GRID, min_leaf_grid: Sequence[int] = MIN_LEAF_GRID,
+                 weightings: Sequence[str] = WEIGHTINGS, command: str = "") -> FamilyModel:
+    """Train the model of one family from its sweep rows (any status)."""
+    t0 = time.time()
+    fam_rows = df[df["family"] == family.value]
+    n_shapes_all = int(fam_rows["shape_key"].nunique())
+    rows = eligible_rows(fam_rows)
+    if rows.empty:
+        raise TrainError(f"{family.value}: no rows with status == 'ok' and verified == True "
+                         f"({len(fam_rows)} rows in the sweep)")
+    gpus = sorted(set(rows["gpu"].astype(str)))
+    if len(gpus) != 1:
+        raise TrainError(f"{family.value}: the sweep mixes GPUs {gpus}; train one GPU at a time")
+    gpu = gpus[0]
+    sms_values = rows["sms"].astype(int).value_counts()
+    sms = int(sms_values.index[0])
+    if len(sms_values) > 1:
+        _LOG.warning("%s: several sms values %s; using the most common, %d", family.value, list(sms_values.index), sms)
+    lo, hi = LIMITS["sms"]
+    if not lo <= sms <= hi:
+        _LOG.warning("%s: sms=%d is out of range; using %d", family.value, sms, DEFAULT_SMS)
+        sms = DEFAULT_SMS
+    configs = sorted(rows["config"].unique())
+    dropped_target: list[str] = []
+    if target:
+        if target != "sm_87":
+            raise TrainError(f"unknown --target {target!r} (supported: sm_87)")
+        ok87 = fam_rows.groupby("config")["sm87_ok"].agg(lambda s: bool(s.fillna(False).astype(bool).all()))
+        dropped_target = [c for c in configs if not ok87.get(c, False)]
+        configs = [c for c in configs if c not in dropped_target]
+        _LOG.info("%s: --target %s drops %d config(s) with sm87_ok == False", family.value, target,
+                  len(dropped_target))
+        if not configs:
+            raise TrainError(f"{family.value}: no config fits {target}")
+    for c in configs:
+        cfg = KernelConfig.from_name(c)
+        if cfg.family is not family:
+            raise TrainError(f"config {c} is not of family {family.value}")
+    table, _ = build_table(rows, sms, configs)
+    dropped = n_shapes_all - table.n_shapes
+    if dropped:
+        _LOG.info("%s: %d of %d shape(s) dropped: no ok+verified row", family.value, dropped, n_shapes_all)
+    if table.n_shapes == 0:
+        raise TrainError(f"{family.value}: no shape has an ok+verified row among the allowed configs")
+    hold = np.array([any(s.startswith(p) for p in holdout_prefixes) for s in table.sources], dtype=bool)
+    train_t, hold_t = table.subset(np.nonzero(~hold)[0]), table.subset(np.nonzero(hold)[0])
+    if train_t.n_shapes < 2:
+        raise TrainError(f"{family.value}: {train_t.n_shapes} training shape(s) after holding out "
+                         f"{hold_t.n_shapes}; need at least 2")
+    X = train_t.features().to_numpy(dtype=np.int64)
+    Xh = (hold_t.features().to_numpy(dtype=np.int64) if hold_t.n_shapes
+          else np.zeros((0, len(FEATURE_NAMES)), np.int64))
+    if k_grid is None:
+        k_grid = sorted({k for k in K_GRID if k <= max_portfolio} | {max_portfolio})
+    k_grid = [k for k in k_grid if 1 <= k <= max_portfolio] or [max_portfolio]
+
+    cv = cross_validate(train_t, X, k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid,
+                        weightings=weightings, folds=folds, seed=seed, tolerance=tolerance)
+    k, weighting, min_leaf, depth = cv.chosen
+    _LOG.info("%s: CV over %d combinations in %.1fs; chosen k=%d weighting=%s min_samples_leaf=%d max_depth=%d "
+              "(geomean %.4f)", family.value, len(cv.scores), cv.seconds, k, weighting, min_leaf, depth,
+              cv.scores[cv.chosen])
+
+    # ---- final model on all training shapes
+    port = greedy_portfolio(train_t, k)
+    names = [train_t.configs[j] for j in port]
+    label, regret = portfolio_targets(train_t, port)
+    Xw, yw, ww = training_set(X, label, regret, weighting)
+    clf = _fit(Xw, np.asarray(names, dtype=object)[yw], ww, depth, min_leaf, seed)
+    smem = (fam_rows[fam_rows["config"].isin(names)].groupby("config")["smem_bytes"]
+            .agg(lambda s: int(s[s > 0].max()) if (s > 0).any() else -1))
+    sm87 = fam_rows[fam_rows["config"].isin(names)].groupby("config")["sm87_ok"].agg(
+        lambda s: bool(s.fillna(False).astype(bool).all()))
+    slug = target_slug(gpu, target)
+
+    def evaluate(t: ShapeTable, Xs: np.ndarray, ir: TreeIR) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if t.n_shapes == 0:
+            return {"model": None, "best_single": None, "seed": None}
+        model_idx = np.array([t.configs.index(n) for n in ir.predict_many(Xs.tolist())])
+        out["model"] = metrics(t.oracle, picked_times(t, model_idx))
+        out["best_single"] = metrics(t.oracle, picked_times(t, np.full(t.n_shapes, single_all)))
+        out["seed"] = (metrics(t.oracle, picked_times(t, np.full(t.n_shapes, seed_idx)))
+                       if seed_idx is not None else None)
+        return out
+
+    single_all = best_single(train_t)
+    seed_idx = train_t.config_index(SEED_CONFIG.name) if family is SEED_CONFIG.family else None
+    meta: dict[str, Any] = {
+        "family": family.value, "gpu": gpu, "gpu_slug": slug, "target": target, "sms": sms,
+        "sweep": sweep.name, "sweep_sha256": sweep_sha, "feature_names": list(FEATURE_NAMES),
+        "portfolio": names, "hyperparameters": {"k": k, "max_depth": depth, "min_samples_leaf": min_leaf,
+                                                "weighting": weighting, "seed": seed},
+        "smem_bytes": {n: int(smem.get(n, -1)) for n in names},
+        "sm87_ok": {n: bool(sm87.get(n, False)) for n in names},
+        "trained": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": command, "versions": _versions(),
+    }
+    ir = TreeIR.from_sklearn(clf, FEATURE_NAMES, classes=names, meta=meta, check_X=X)
+    if len(Xh):
+        ir.check_against(clf, Xh)
+    cv_block: dict[str, Any] = {
+        "model": metrics(train_t.oracle, picked_times(train_t, cv.model_picks)),
+        "best_single": metrics(train_t.oracle, picked_times(train_t, cv.single_picks)),
+        # SEED_CONFIG is not fitted: its "CV" numbers are over all training shapes
+        "seed": (metrics(train_t.oracle, picked_times(train_t, np.full(train_t.n_shapes, seed_idx)))
+                 if seed_idx is not None else None),
+        "best_single_config": train_t.configs[single_all] if single_all >= 0 else None,
+    }
+    summary: dict[str, Any] = {
+        "family": family.value, "gpu": gpu, "gpu_slug": slug, "target": target, "sms": sms,
+        "sweep": str(sweep), "sweep_sha256": sweep_sha,
+        "shapes": {"all": n_shapes_all, "dropped_no_ok": dropped, "train": train_t.n_shapes,
+                   "holdout": hold_t.n_shapes},
+        "holdout_prefixes": list(holdout_prefixes), "configs": len(configs),
+        "configs_dropped_for_target": dropped_target,
+        "rows": {"all": int(len(fam_rows)), "eligible": int(len(rows))},
+        "portfolio": names, "hyperparameters": meta["hyperparameters"],
+        "tree": {"splits": len(ir.nodes) - ir.n_leaves, "leaves": ir.n_leaves, "depth": ir.depth,
+                 "features_used": [FEATURE_NAMES[f] for f in ir.used_features()],
+                 "configs_predicted": sorted({n.label for n in ir.nodes if isinstance(n, Leaf)})},
+        "cv": cv_block, "holdout": evaluate(hold_t, Xh, ir), "in_sample": evaluate(train_t, X, ir),
+        "cv_grid": {**cv.grid, "combinations": len(cv.scores), "seconds": round(cv.seconds, 2),
+                    "top": [{"k": c[0], "weighting": c[1], "min_samples_leaf": c[2], "max_depth": c[3],
+                             "geomean": round(s, 5)}
+                            for c, s in sorted(cv.scores.items(), key=lambda kv: -kv[1])[:10]]},
+        "scoring": SCORING_NOTE, "seconds": round(time.time() - t0, 2),
+    }
+    meta["cv"] = cv_block
+    meta["holdout"] = summary["holdout"]
+    ir = TreeIR(ir.feature_names, ir.classes, ir.nodes, meta).validate()
+    return FamilyModel(family, slug, clf, ir, summary, meta)
+
+
+def _versions() -> dict[str, str]:
+    import joblib
+    import sklearn
+
+    return {"sklearn": sklearn.__version__, "numpy": np.__version__, "pandas": pd.__version__,
+            "joblib": joblib.__version__, "python": sys.version.split()[0]}
+
+
+def save_model(m: FamilyModel, models_dir: Path) -> dict[str, Path]:
+    """Write the joblib model, the tree IR JSON and the summary (JSON + markdown)."""
+    import joblib
+
+    models_dir.mkdir(parents=True, exist_ok=True)
+    stem = models_dir / f"{m.slug}-{m.family.value}"
+    paths = {"joblib": stem.with_suffix(".joblib"), "tree": Path(f"{stem}.tree.json"),
+             "summary_json": Path(f"{stem}.summary.json"), "summary_md": Path(f"{stem}.summary.md")}
+    m.ir.save(paths["tree"])
+    tree_sha = file_sha256(paths["tree"])
+    joblib.dump({"model": m.clf, "ir": m.ir.to_dict(), "meta": {**m.meta, "tree_json_sha256": tree_sha}},
+                paths["joblib"])
+    summary = {**m.summary, "files": {k: str(v) for k, v in paths.items()}, "tree_json_sha256": tree_sha}
+    paths["summary_json"].write_text(json.dumps(summary, indent=1, sort_keys=True, default=str) + "\n")
+    paths["summary_md"].write_text(summary_markdown(summary))
+    return paths
+
+
+# --------------------------------------------------------------------------- CLI
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m predictor.train", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sweep", type=Path, help="sweep parquet file (predictor.schema format)")
+    p.add_argument("--family", choices=[f.value for f in Family], action="append",
+                   help="train only this family (repeatable; default: every family in the sweep)")
+    p.add_argument("--models-dir", type=Path, default=Path("models"))
+    p.add_argument("--export-dir", type=Path, default=Path("export"))
+    p.add_argument("--no-export", action="store_true", help="do not write the C++ header")
+    p.add_argument("--max-portfolio", type=int, default=12, help="largest portfolio (k) considered")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--holdout-sources", nargs="*", default=["net:"], metavar="PREFIX",
+                   help="shapes whose source starts with one of these are held out (default: net:)")
+    p.add_argument("--target", choices=["sm_87"], default=None,
+                   help="restrict to configs that run on this arch (sm_87: sm87_ok == True); "
+                        "default: all configs of the sweep's GPU")
+    p.add_argument("--folds", type=int, default=5, help="GroupKFold splits")
+    p.add_argument("--cv-tolerance", type=float, default=0.002,
+                   help="prefer the smallest model within this much CV geomean of the best")
+    p.add_argument("--quiet", action="store_true", help="do not print the summaries")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point; raises ``SystemExit`` with a message on unusable input."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.max_portfolio < 1:
+        raise SystemExit("predictor.train: --max-portfolio must be >= 1")
+    command = "python -m predictor.train " + " ".join(shlex.quote(a) for a in argv)
+    try:
+        df = read_sweep(args.sweep)
+        sha = file_sha256(args.sweep)
+        sweep_meta = read_metadata(args.sweep)
+        if sweep_meta.get("synthetic"):
+            _LOG.warning("%s is a SYNTHETIC sweep: do not ship models trained on it", args.sweep)
+        if df.empty:
+            raise TrainError(f"{args.sweep}: the sweep has no rows")
+        present = sorted(set(df["family"].astype(str)))
+        unknown = [f for f in present if f not in {x.value for x in Family}]
+        if unknown:
+            raise TrainError(f"{args.sweep}: unknown family value(s) {unknown}")
+        fams = args.family or present
+        missing = [f for f in fams if f not in present]
+        if missing:
+            raise TrainError(f"{args.sweep}: no rows of family {missing} (present: {present})")
+        if not eligible_rows(df[df["family"].isin(fams)]).shape[0]:
+            raise TrainError(f"{args.sweep}: no rows with status == 'ok' and verified == True")
+        models = []
+        for f in fams:
+            m = train_family(df, Family(f), sweep=args.sweep, sweep_sha=sha, target=args.target,
+                             max_portfolio=args.max_portfolio, seed=args.seed,
+                             holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
+                             tolerance=args.cv_tolerance, command=command)
+            paths = save_model(m, args.models_dir)
+            _LOG.info("%s: wrote %s", f, ", ".join(str(p) for p in paths.values()))
+            if not args.quiet:
+                print(summary_markdown({**m.summary}))
+            models.append(m)
+        if not args.no_export:
+            from .export_cpp import export_models_dir
+
+            for slug in sorted({m.slug for m in models}):
+                out = export_models_dir(args.models_dir, slug, args.export_dir, command=command)
+                _LOG.info("wrote %s", out)
+    except (SweepFormatError, TrainError, FileNotFoundError) as exc:
+        raise SystemExit(f"predictor.train: error: {exc}") from exc
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,307 @@
+"""A fitted decision tree flattened into a small, exact, integer intermediate representation.
+
+scikit-learn evaluates a split as ``float32(x) <= threshold`` (the input matrix is cast to
+float32, ``tree_.threshold`` is a float64 midpoint of two float32 values, and the comparison
+promotes the float32 to double).  All our features are integers, and rounding an integer to
+float32 is monotonic, so the set of integers that go left is ``{x : x <= T}`` for one integer
+
+    T = max { x integer : float(float32(x)) <= threshold }.
+
+:func:`exact_int_threshold` computes ``T`` with exact rational arithmetic and checks it against
+numpy's own int64 -> float32 cast (``T`` goes left, ``T + 1`` goes right).  The IR then compares
+integers only (``f <= T``), in Python and in the generated C++, with no floating point anywhere.
+
+:meth:`TreeIR.from_sklearn` also asserts that the IR predicts exactly what sklearn predicts on the
+data it is given (the training features).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+FORMAT = "predictor.tree_ir/1"
+
+
+class TreeIRError(ValueError):
+    """An IR that breaks one of its invariants (or a threshold that cannot be made exact)."""
+
+
+# --------------------------------------------------------------------------- exact thresholds
+def sklearn_goes_left(x: int, threshold: float) -> bool:
+    """What scikit-learn's tree does with integer feature value ``x``: cast the int64 to float32
+    (numpy's cast, as ``check_array(dtype=float32)`` does) and compare ``<=`` in double."""
+    x32 = np.array([x], dtype=np.int64).astype(np.float32)[0]
+    return bool(float(x32) <= threshold)
+
+
+def _f32_bits(v: np.float32) -> int:
+    return int(np.array([v], dtype=np.float32).view(np.uint32)[0])
+
+
+def exact_int_threshold(threshold: float) -> int:
+    """The largest integer ``T`` with ``float32(T) <= threshold`` (see the module docstring).
+
+    Raises :class:`TreeIRError` if the result does not satisfy the invariant against numpy's cast
+    (``T`` goes left and ``T + 1`` goes right)."""
+    thr = float(threshold)
+    if not math.isfinite(thr):
+        raise TreeIRError(f"threshold {threshold!r} is not finite")
+    with np.errstate(over="ignore"):
+        v = np.float32(thr)  # nearest float32
+    if not math.isfinite(float(v)):
+        raise TreeIRError(f"threshold {threshold!r} is outside the float32 range")
+    if float(v) > thr:
+        v = np.nextafter(v, np.float32(-np.inf))  # largest float32 <= thr
+    u = np.nextafter(v, np.float32(np.inf))  # next float32 above it
+    # integers x with float32(x) <= v are those below the midpoint of v and u, plus the midpoint
+    # itself when round-half-to-even sends it to v (v's last mantissa bit is 0)
+    mid = (Fraction(float(v)) + Fraction(float(u))) / 2
+    t = math.floor(mid)
+    if t == mid and _f32_bits(v) & 1:  # the tie rounds to u, the even neighbour
+        t -= 1
+    if not sklearn_goes_left(t, thr) or sklearn_goes_left(t + 1, thr):
+        raise TreeIRError(f"integer threshold {t} does not reproduce float threshold {threshold!r}")
+    return t
+
+
+# --------------------------------------------------------------------------- IR
+@dataclass(frozen=True)
+class Split:
+    """Internal node: go to ``left`` if ``features[feature] <= threshold`` else ``right``."""
+
+    feature: int
+    threshold: int
+    left: int
+    right: int
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """Terminal node: the class label (a config name)."""
+
+    label: str
+
+
+Node = Split | Leaf
+
+
+@dataclass(frozen=True, eq=False)
+class TreeIR:
+    """A flattened decision tree over integer features; node 0 is the root.
+
+    ``classes`` is the portfolio, in table order (the C++ header's config table and the index
+    :meth:`predict_index` returns).  ``meta`` carries provenance (family, gpu, sms, hashes, ...).
+    Instances compare and hash by identity (so they can key caches)."""
+
+    feature_names: tuple[str, ...]
+    classes: tuple[str, ...]
+    nodes: tuple[Node, ...]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    # ---------------------------------------------------------------- queries
+    def predict(self, features: Sequence[int]) -> str:
+        """Label (config name) for one feature vector."""
+        nodes = self.nodes
+        node = nodes[0]
+        while isinstance(node, Split):
+            node = nodes[node.left if features[node.feature] <= node.threshold else node.right]
+        return node.label
+
+    def decision_path(self, features: Sequence[int]) -> list[int]:
+        """Indices of the nodes visited, root first, leaf last."""
+        path = [0]
+        node = self.nodes[0]
+        while isinstance(node, Split):
+            path.append(node.left if features[node.feature] <= node.threshold else node.right)
+            node = self.nodes[path[-1]]
+        return path
+
+    def predict_index(self, features: Sequence[int]) -> int:
+        """Index into :attr:`classes` of the prediction."""
+        return self.classes.index(self.predict(features))
+
+    def predict_many(self, rows: Iterable[Sequence[int]]) -> list[str]:
+        return [self.predict(r) for r in rows]
+
+    @property
+    def depth(self) -> int:
+        """Number of splits on the longest root-to-leaf path."""
+        def d(i: int) -> int:
+            n = self.nodes[i]
+            return 0 if isinstance(n, Leaf) else 1 + max(d(n.left), d(n.right))
+        return d(0)
+
+    @property
+    def n_leaves(self) -> int:
+        return sum(isinstance(n, Leaf) for n in self.nodes)
+
+    def used_features(self) -> list[int]:
+        return sorted({n.feature for n in self.nodes if isinstance(n, Split)})
+
+    def thresholds(self) -> dict[int, list[int]]:
+        """Feature index -> sorted integer thresholds used on it."""
+        out: dict[int, set[int]] = {}
+        for n in self.nodes:
+            if isinstance(n, Split):
+                out.setdefault(n.feature, set()).add(n.threshold)
+        return {f: sorted(v) for f, v in sorted(out.items())}
+
+    # ---------------------------------------------------------------- invariants
+    def validate(self) -> "TreeIR":
+        """Raise :class:`TreeIRError` unless: there is at least one node, every child index is in
+        range, every node is reachable from the root exactly once (a tree, no cycles), feature
+        indices are in range, thresholds are ints, and leaf labels are in :attr:`classes`."""
+        if not self.nodes:
+            raise TreeIRError("empty tree")
+        if len(set(self.classes)) != len(self.classes) or not self.classes:
+            raise TreeIRError(f"classes must be non-empty and unique, got {self.classes}")
+        n = len(self.nodes)
+        seen = [0] * n
+        stack = [0]
+        while stack:
+            i = stack.pop()
+            if not 0 <= i < n:
+                raise TreeIRError(f"child index {i} out of range [0, {n})")
+            seen[i] += 1
+            if seen[i] > 1:
+                raise TreeIRError(f"node {i} is reached twice (not a tree)")
+            node = self.nodes[i]
+            if isinstance(node, Split):
+                if not 0 <= node.feature < len(self.feature_names):
+                    raise TreeIRError(f"node {i}: feature index {node.feature} out of range")
+                if type(node.threshold) is not int:
+                    raise TreeIRError(f"node {i}: threshold {node.threshold!r} is not an int")
+                stack += [node.left, node.right]
+            elif isinstance(node, Leaf):
+                if node.label not in self.classes:
+                    raise TreeIRError(f"node {i}: label {node.label!r} is not in the portfolio")
+            else:
+                raise TreeIRError(f"node {i}: unknown node type {type(node).__name__}")
+        unreachable = [i for i, s in enumerate(seen) if s == 0]
+        if unreachable:
+            raise TreeIRError(f"unreachable node(s) {unreachable[:10]}")
+        return self
+
+    # ---------------------------------------------------------------- (de)serialisation
+    def to_dict(self) -> dict[str, Any]:
+        nodes: list[dict[str, Any]] = []
+        for node in self.nodes:
+            if isinstance(node, Split):
+                nodes.append({"feature": node.feature, "threshold": node.threshold,
+                              "left": node.left, "right": node.right})
+            else:
+                nodes.append({"label": node.label})
+        return {"format": FORMAT, "feature_names": list(self.feature_names),
+                "classes": list(self.classes), "nodes": nodes, "meta": dict(self.meta)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TreeIR":
+        if d.get("format") != FORMAT:
+            raise TreeIRError(f"not a {FORMAT} document (format={d.get('format')!r})")
+        nodes: list[Node] = []
+        for i, nd in enumerate(d["nodes"]):
+            if "label" in nd:
+                nodes.append(Leaf(str(nd["label"])))
+            else:
+                try:
+                    nodes.append(Split(int(nd["feature"]), _as_int(nd["threshold"]),
+                                       int(nd["left"]), int(nd["right"])))
+                except (KeyError, TypeError) as exc:
+                    raise TreeIRError(f"node {i}: malformed {nd!r}") from exc
+        return cls(tuple(d["feature_names"]), tuple(d["classes"]), tuple(nodes),
+                   dict(d.get("meta", {}))).validate()
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> "TreeIR":
+        return cls.from_dict(json.loads(text))
+
+    def save(self, path: str | Path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(self.to_json())
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TreeIR":
+        return cls.from_json(Path(path).read_text())
+
+    # ---------------------------------------------------------------- from scikit-learn
+    @classmethod
+    def from_sklearn(cls, clf: Any, feature_names: Sequence[str], classes: Sequence[str] | None = None,
+                     meta: Mapping[str, Any] | None = None, check_X: Any = None) -> "TreeIR":
+        """Flatten a fitted ``DecisionTreeClassifier`` (single output).
+
+        ``classes`` is the table order (defaults to ``clf.classes_``; must contain every class the
+        tree can predict).  Sibling leaves with the same label are merged.  If ``check_X`` (integer
+        feature matrix) is given, asserts that the IR's predictions equal ``clf.predict``."""
+        tree = clf.tree_
+        if tree.n_outputs != 1:
+            raise TreeIRError("only single-output trees are supported")
+        if tree.n_features != len(feature_names):
+            raise TreeIRError(f"tree has {tree.n_features} features, {len(feature_names)} names given")
+        labels = [str(c) for c in clf.classes_]
+        table = tuple(labels if classes is None else (str(c) for c in classes))
+        missing = set(labels) - set(table)
+        if missing:
+            raise TreeIRError(f"tree classes {sorted(missing)} are not in the table")
+        left, right = tree.children_left, tree.children_right
+        feat, thr, value = tree.feature, tree.threshold, tree.value
+
+        out: list[Node] = []
+
+        def emit(i: int) -> int:
+            # returns the index of the emitted node; collapses splits whose subtrees agree
+            if left[i] == -1:  # sklearn's TREE_LEAF
+                # same argmax as DecisionTreeClassifier.predict (first maximum)
+                out.append(Leaf(labels[int(np.argmax(value[i, 0, :]))]))
+                return len(out) - 1
+            if math.isinf(thr[i]) and thr[i] > 0:  # only for NaN routing; our features have none
+                return emit(int(left[i]))
+            slot = len(out)
+            out.append(Leaf("?"))  # placeholder
+            t = exact_int_threshold(float(thr[i]))
+            li = emit(int(left[i]))
+            ri = emit(int(right[i]))
+            ln, rn = out[li], out[ri]
+            if isinstance(ln, Leaf) and isinstance(rn, Leaf) and ln.label == rn.label:
+                del out[slot:]
+                out.append(Leaf(ln.label))
+                return slot
+            out[slot] = Split(int(feat[i]), t, li, ri)
+            return slot
+
+        emit(0)
+        ir = cls(tuple(feature_names), table, tuple(out), dict(meta or {})).validate()
+        if check_X is not None:
+            ir.check_against(clf, check_X)
+        return ir
+
+    def check_against(self, clf: Any, X: Any) -> None:
+        """Assert the IR predicts exactly ``clf.predict(X)`` on integer matrix ``X``."""
+        Xi = np.asarray(X, dtype=np.int64)
+        expected = [str(v) for v in clf.predict(Xi)]
+        got = self.predict_many(Xi.tolist())
+        bad = [i for i, (a, b) in enumerate(zip(expected, got)) if a != b]
+        if bad:
+            i = bad[0]
+            raise TreeIRError(f"IR disagrees with sklearn on {len(bad)} of {len(Xi)} rows, e.g. row {i}: "
+                              f"{Xi[i].tolist()} -> sklearn {expected[i]!r}, IR {got[i]!r}")
+
+
+def _as_int(v: Any) -> int:
+    if type(v) is not int:
+        raise TreeIRError(f"threshold {v!r} is not an integer")
+    return v
+
+
+__all__ = ["TreeIR", "Split", "Leaf", "TreeIRError", "exact_int_threshold", "sklearn_goes_left", "FORMAT"]

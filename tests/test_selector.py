@@ -1,0 +1,166 @@
+"""predictor.select: results, errors naming the argument, fallbacks, model loading, speed smoke."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import shutil
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import predictor
+from predictor import selector
+from predictor.config import KernelConfig
+from predictor.features import ARGS, LIMITS, compute, same_pad
+from predictor.selector import LoadedModel, ModelNotFoundError, Selection, load_model, select
+from predictor.tree_ir import TreeIR
+
+BASE = dict(N=1, C=64, H=56, W=56, K=64, R=3, S=3)
+
+
+@functools.lru_cache(maxsize=None)
+def _load_ir(path: str) -> TreeIR:
+    return TreeIR.load(path)
+
+
+@pytest.fixture(scope="module")
+def model(synthetic_models):
+    return str(synthetic_models.models / "synthetic-i8nc32.tree.json")
+
+
+@pytest.fixture(scope="module")
+def f16_model(synthetic_models):
+    return str(synthetic_models.models / "synthetic-f16nhwc.tree.json")
+
+
+def test_basic_selection(model: str) -> None:
+    s = select(**BASE, model=model)
+    assert isinstance(s, Selection) and isinstance(s.config, KernelConfig)
+    assert s.name == s.config.name == str(s) and not s.fallback
+    ir = TreeIR.load(model)
+    assert s.index == ir.classes.index(s.name)
+    feats = compute({**BASE, "stride": 1, "pad": 1, "dilation": 1, "sms": ir.meta["sms"]})
+    assert s.name == ir.predict(feats)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.fallback = True  # type: ignore[misc]
+    # the package-level lazy entry point is the same function
+    assert predictor.select(**BASE, model=model) == s
+
+
+def test_same_padding_and_defaults(model: str) -> None:
+    ir = TreeIR.load(model)
+    for r, d in ((1, 1), (3, 1), (3, 2), (5, 1), (7, 3)):
+        a = {**BASE, "R": r, "S": r, "H": 64, "W": 64}
+        got = select(**a, dilation=d, model=model)
+        want = ir.predict(compute({**a, "stride": 1, "pad": same_pad(r, d), "dilation": d, "sms": ir.meta["sms"]}))
+        assert got.name == want
+    with pytest.raises(ValueError, match="pad"):
+        select(**{**BASE, "S": 1}, model=model)
+    # explicit pad with R != S is fine
+    assert select(**{**BASE, "S": 1}, pad=0, model=model).index >= 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(N=st.integers(1, 256), c=st.integers(1, 64), H=st.integers(1, 300), W=st.integers(1, 300),
+       k=st.integers(1, 64), R=st.sampled_from([1, 3, 5, 7]), stride=st.integers(1, 3), sms=st.integers(1, 4096))
+def test_matches_ir_everywhere(model: str, N: int, c: int, H: int, W: int, k: int, R: int, stride: int,
+                               sms: int) -> None:
+    ir = _load_ir(model)
+    args = dict(N=N, C=32 * c, H=H, W=W, K=32 * k, R=R, S=R, stride=stride, pad=same_pad(R), dilation=1, sms=sms)
+    try:
+        feats = compute(args)
+    except ValueError:
+        with pytest.raises(ValueError):
+            select(**{a: args[a] for a in BASE}, stride=stride, sms=sms, model=model)
+        return
+    s = select(**{a: args[a] for a in BASE}, stride=stride, sms=sms, model=model)
+    assert s.name == ir.predict(feats)
+
+
+# --------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("arg", ARGS)
+@pytest.mark.parametrize("kind", ["zero", "negative", "float", "string", "bool", "too_large"])
+def test_bad_argument_names_it(model: str, arg: str, kind: str) -> None:
+    lo, hi = LIMITS[arg]
+    value = {"zero": 0, "negative": -5, "float": 3.0, "string": "8", "bool": True, "too_large": hi + 1}[kind]
+    if kind == "zero" and lo == 0:
+        value = -1  # pad = 0 is valid
+    kwargs = {**BASE, "stride": 1, "pad": 1, "dilation": 1, "sms": 132, arg: value}
+    with pytest.raises(ValueError) as exc:
+        select(**kwargs, model=model)
+    assert str(exc.value).startswith(f"{arg}=") or str(exc.value).startswith(f"{arg} ")
+
+
+def test_filter_does_not_fit(model: str) -> None:
+    with pytest.raises(ValueError, match="R=7"):
+        select(1, 64, 3, 56, 64, 7, 7, pad=0, model=model)
+
+
+@pytest.mark.parametrize("arg", ["C", "K"])
+def test_channel_multiple(model: str, f16_model: str, arg: str) -> None:
+    with pytest.raises(ValueError, match=f"^{arg}=48 is not a multiple of 32"):
+        select(**{**BASE, arg: 48}, model=model)
+    assert select(**{**BASE, arg: 48}, model=f16_model).index >= 0  # fine for fp16 (multiple of 8)
+    with pytest.raises(ValueError, match=f"^{arg}=12 is not a multiple of 8"):
+        select(**{**BASE, arg: 12}, model=f16_model)
+    s = select(**{**BASE, arg: 48}, model=model, on_unsupported="pad")
+    assert s.fallback and f"{arg}=48 padded to 64" in s.reason
+    assert s.config == select(**{**BASE, arg: 64}, model=model).config
+    with pytest.raises(ValueError, match="on_unsupported"):
+        select(**{**BASE, arg: 48}, model=model, on_unsupported="nope")
+
+
+def test_numpy_integers(model: str) -> None:
+    a = select(**{k: np.int64(v) for k, v in BASE.items()}, stride=np.int32(1), model=model)
+    assert a == select(**BASE, model=model)
+    with pytest.raises(ValueError, match="^N"):
+        select(**{**BASE, "N": np.float64(1.0)}, model=model)
+
+
+def test_family_and_model_resolution(model: str, f16_model: str, synthetic_models, tmp_path, monkeypatch) -> None:
+    with pytest.raises(ValueError, match="family"):
+        select(**BASE, model=model, family="f16nhwc")
+    assert select(**BASE, model=f16_model, family="f16nhwc").config.family.value == "f16nhwc"
+    ir = TreeIR.load(model)
+    assert select(**BASE, model=ir) == select(**BASE, model=model)
+    loaded = LoadedModel.from_ir(ir)
+    assert select(**BASE, model=loaded) == select(**BASE, model=model)
+    with pytest.raises(ValueError, match="model"):
+        select(**BASE, model=42)
+    # shipped-model lookup: models/<gpu>-<family>.tree.json, cached
+    for f in ("i8nc32", "f16nhwc"):
+        shutil.copy(synthetic_models.models / f"synthetic-{f}.tree.json", tmp_path / f"synth-{f}.tree.json")
+    monkeypatch.setattr(selector, "MODELS_DIR", tmp_path)
+    selector.cache_clear()
+    try:
+        assert select(**BASE, gpu="synth") == select(**BASE, model=model)
+        assert select(**BASE, gpu="synth", family="f16nhwc") == select(**BASE, model=f16_model)
+        assert load_model("synth", "i8nc32") is load_model("synth", "i8nc32")
+        with pytest.raises(ModelNotFoundError, match="gpu='nope'") as exc:
+            select(**BASE, gpu="nope")
+        assert isinstance(exc.value, FileNotFoundError) and isinstance(exc.value, ValueError)
+        with pytest.raises(ValueError, match="family"):
+            select(**BASE, gpu="synth", family="int4")
+    finally:
+        selector.cache_clear()
+
+
+def test_stale_model_features(model: str) -> None:
+    ir = TreeIR.load(model)
+    stale = TreeIR(ir.feature_names[:-1] + ("other",), ir.classes, ir.nodes, ir.meta)
+    with pytest.raises(ValueError, match="retrain"):
+        select(**BASE, model=stale)
+
+
+def test_latency_smoke(model: str) -> None:
+    """Loose CI bound (the target, <= 2 us, is measured by bench/select_latency.py)."""
+    select(**BASE, model=model)
+    n = 20000
+    t0 = time.perf_counter()
+    for i in range(n):
+        select(1, 64, 56 + (i & 7), 56, 64, 3, 3, model=model)
+    per_call = (time.perf_counter() - t0) / n
+    assert per_call < 20e-6

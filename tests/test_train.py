@@ -1,0 +1,189 @@
+"""predictor.train end to end on the SYNTHETIC sweep, plus portfolio/metric units and bad input."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from synthetic import make_sweep
+
+from predictor.config import Family, KernelConfig
+from predictor.features import FEATURE_NAMES, compute
+from predictor.portfolio import (
+    ShapeTable, best_single, greedy_portfolio, metrics, picked_times, portfolio_targets,
+)
+from predictor.schema import file_sha256, write_sweep
+from predictor.train import gpu_slug, main, training_set
+from predictor.tree_ir import TreeIR
+
+
+# --------------------------------------------------------------------------- end to end
+def test_outputs_exist_and_metadata(synthetic_models) -> None:
+    sha = file_sha256(synthetic_models.sweep)
+    for fam in synthetic_models.families:
+        stem = synthetic_models.models / f"synthetic-{fam}"
+        for suffix in (".joblib", ".tree.json", ".summary.json", ".summary.md"):
+            assert Path(f"{stem}{suffix}").is_file(), suffix
+        blob = joblib.load(f"{stem}.joblib")
+        meta = blob["meta"]
+        assert meta["sweep_sha256"] == sha
+        assert meta["family"] == fam and meta["gpu"] == "synthetic" and meta["sms"] == 132
+        assert meta["feature_names"] == list(FEATURE_NAMES)
+        assert 1 <= len(meta["portfolio"]) <= 12
+        assert set(meta["hyperparameters"]) >= {"k", "max_depth", "min_samples_leaf"}
+        assert {"sklearn", "numpy"} <= set(meta["versions"])
+        assert meta["tree_json_sha256"] == file_sha256(f"{stem}.tree.json")
+        for name in meta["portfolio"]:
+            assert KernelConfig.from_name(name).family is Family(fam)
+        ir = TreeIR.load(f"{stem}.tree.json")
+        assert list(ir.classes) == meta["portfolio"] and ir.meta["sweep_sha256"] == sha
+        # the saved sklearn model and the IR agree on the training shapes
+        df = pd.read_parquet(synthetic_models.sweep)
+        shapes = df[df["family"] == fam].drop_duplicates("shape_key")
+        X = np.array([compute({**r, "sms": 132}) for r in shapes[["N", "C", "H", "W", "K", "R", "S", "stride",
+                                                                   "pad", "dilation"]].to_dict("records")])
+        assert [str(v) for v in blob["model"].predict(X)] == ir.predict_many(X.tolist())
+    assert (synthetic_models.export / "synthetic_conv_heuristics.hpp").is_file()
+
+
+def test_summary_metrics(synthetic_models) -> None:
+    for fam in synthetic_models.families:
+        s = json.loads((synthetic_models.models / f"synthetic-{fam}.summary.json").read_text())
+        assert s["shapes"]["holdout"] > 0 and s["shapes"]["train"] > 100
+        assert s["shapes"]["dropped_no_ok"] == 1  # the fixture has one shape where nothing ran
+        for block in ("cv", "holdout", "in_sample"):
+            for picker in ("model", "best_single"):
+                m = s[block][picker]
+                for key in ("geomean", "p10", "worst", "exact"):
+                    assert math.isfinite(m[key]) and 0 < m[key] <= 1 + 1e-9 or key == "exact", (block, picker, key)
+                assert m["worst"] <= m["p10"] <= 1 and m["worst"] <= m["geomean"] <= 1
+        assert s["cv"]["model"]["geomean"] > s["cv"]["best_single"]["geomean"]
+        assert s["holdout"]["model"]["geomean"] > s["holdout"]["best_single"]["geomean"]
+        if fam == "i8nc32":
+            assert s["cv"]["seed"] is not None and s["holdout"]["seed"] is not None
+        else:
+            assert s["cv"]["seed"] is None
+        md = (synthetic_models.models / f"synthetic-{fam}.summary.md").read_text()
+        assert "geomean" in md and "worst" in md
+
+
+def test_target_sm87(tmp_path: Path) -> None:
+    df = make_sweep(n_shapes=120, families=("i8nc32",))
+    sweep = tmp_path / "s.parquet"
+    write_sweep(df, sweep)
+    bad = set(df.loc[~df["sm87_ok"], "config"])
+    assert bad  # the fixture has a config that does not fit sm_87
+    main([str(sweep), "--target", "sm_87", "--models-dir", str(tmp_path / "m"), "--export-dir",
+          str(tmp_path / "x"), "--quiet"])
+    meta = joblib.load(tmp_path / "m" / "synthetic-sm87-i8nc32.joblib")["meta"]
+    assert meta["target"] == "sm_87" and not set(meta["portfolio"]) & bad
+    assert all(meta["sm87_ok"].values())
+    summary = json.loads((tmp_path / "m" / "synthetic-sm87-i8nc32.summary.json").read_text())
+    assert set(summary["configs_dropped_for_target"]) == bad
+    assert (tmp_path / "x" / "synthetic_sm87_conv_heuristics.hpp").is_file()
+
+
+def test_holdout_prefixes_and_family_option(tmp_path: Path) -> None:
+    sweep = tmp_path / "s.parquet"
+    write_sweep(make_sweep(n_shapes=80), sweep)
+    main([str(sweep), "--family", "f16nhwc", "--holdout-sources", "--models-dir", str(tmp_path / "m"),
+          "--no-export", "--quiet", "--max-portfolio", "3"])
+    s = json.loads((tmp_path / "m" / "synthetic-f16nhwc.summary.json").read_text())
+    assert s["shapes"]["holdout"] == 0 and s["holdout"]["model"] is None
+    assert len(s["portfolio"]) <= 3
+    assert not (tmp_path / "m" / "synthetic-i8nc32.joblib").exists()
+    assert not (tmp_path / "export").exists()
+
+
+# --------------------------------------------------------------------------- bad input
+def _run(tmp_path: Path, df: pd.DataFrame) -> str:
+    sweep = tmp_path / "bad.parquet"
+    write_sweep(df, sweep)
+    with pytest.raises(SystemExit) as exc:
+        main([str(sweep), "--models-dir", str(tmp_path / "m"), "--export-dir", str(tmp_path / "x"), "--quiet"])
+    return str(exc.value)
+
+
+def test_missing_column(tmp_path: Path) -> None:
+    msg = _run(tmp_path, make_sweep(n_shapes=20, families=("i8nc32",)).drop(columns=["retime_us"]))
+    assert "retime_us" in msg
+
+
+def test_empty_sweep(tmp_path: Path) -> None:
+    assert "no rows" in _run(tmp_path, make_sweep(n_shapes=20).iloc[:0])
+
+
+def test_no_ok_rows(tmp_path: Path) -> None:
+    df = make_sweep(n_shapes=20, families=("i8nc32",))
+    df["status"] = "cannot_implement"
+    assert "ok" in _run(tmp_path, df)
+
+
+def test_unknown_family_requested(tmp_path: Path) -> None:
+    sweep = tmp_path / "s.parquet"
+    write_sweep(make_sweep(n_shapes=20, families=("i8nc32",)), sweep)
+    with pytest.raises(SystemExit, match="f16nhwc"):
+        main([str(sweep), "--family", "f16nhwc", "--models-dir", str(tmp_path / "m"), "--quiet"])
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="not found"):
+        main([str(tmp_path / "nope.parquet"), "--quiet"])
+
+
+def test_gpu_slug() -> None:
+    assert gpu_slug("NVIDIA H200") == "h200"
+    assert gpu_slug("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3"
+    assert gpu_slug("Orin (nvgpu)") == "orin-nvgpu"
+    assert gpu_slug("synthetic") == "synthetic"
+
+
+# --------------------------------------------------------------------------- portfolio units
+def _table(times: list[list[float]]) -> ShapeTable:
+    t = np.array(times, dtype=float)
+    n, m = t.shape
+    shapes = pd.DataFrame({"N": np.arange(1, n + 1)})
+    return ShapeTable(np.array([f"s{i}" for i in range(n)]), np.array(["grid"] * n), shapes,
+                      tuple(f"c{j}" for j in range(m)), t)
+
+
+def test_picked_times_missing_is_worst() -> None:
+    t = _table([[1.0, np.nan, 4.0], [2.0, 3.0, np.nan]])
+    np.testing.assert_allclose(picked_times(t, np.array([1, 2])), [4.0, 3.0])
+    np.testing.assert_allclose(picked_times(t, np.array([0, -1])), [1.0, 3.0])
+    m = metrics(t.oracle, picked_times(t, np.array([1, 0])))
+    assert m["worst"] == pytest.approx(0.25) and m["exact"] == 0.5
+
+
+def test_greedy_covers_and_improves() -> None:
+    # c0 is best on shape 0 only, c1 runs everywhere (slowly), c2 is best on 1..3 but missing on 4
+    t = _table([[1, 5, 2], [9, 5, 1], [9, 5, 1], [9, 5, 1], [9, 5, np.nan]])
+    assert greedy_portfolio(t, 1) == [1]  # the only config that covers every shape
+    assert best_single(t) == 2  # by geomean alone (missing on shape 4 scores its worst time)
+    p2 = greedy_portfolio(t, 2)
+    assert p2 == [2, 0]  # best geomean first, then the better of the configs covering shape 4
+    label, regret = portfolio_targets(t, p2)
+    assert [p2[i] for i in label] == [0, 2, 2, 2, 0]
+    assert regret.min() == 0
+    scores = []
+    for k in (1, 2, 3):
+        p = greedy_portfolio(t, k)
+        lab, _ = portfolio_targets(t, p)
+        scores.append(metrics(t.oracle, picked_times(t, np.asarray(p)[lab]))["geomean"])
+    assert scores == sorted(scores) and scores[-1] == pytest.approx(1.0)
+
+
+def test_training_set_weightings() -> None:
+    X = np.arange(6).reshape(3, 2)
+    label = np.array([0, 1, -1])
+    regret = np.log(np.array([[1.0, 2.0], [1.5, 1.0], [1.0, 1.0]]))
+    Xr, yr, wr = training_set(X, label, regret, "regret")
+    assert list(yr) == [0, 1] and wr[0] > wr[1] > 0
+    Xe, ye, we = training_set(X, label, regret, "expand")
+    assert list(ye) == [0, 1] and np.all(we > 0)  # losers get zero weight and are dropped
+    with pytest.raises(ValueError):
+        training_set(X, label, regret, "nope")
