@@ -58,8 +58,9 @@ def test_summary_metrics(synthetic_models) -> None:
         for block in ("cv", "holdout", "in_sample"):
             for picker in ("model", "best_single"):
                 m = s[block][picker]
-                for key in ("geomean", "p10", "worst", "exact"):
-                    assert math.isfinite(m[key]) and 0 < m[key] <= 1 + 1e-9 or key == "exact", (block, picker, key)
+                for key in ("geomean", "p10", "worst"):
+                    assert math.isfinite(m[key]) and 0 < m[key] <= 1 + 1e-9, (block, picker, key)
+                assert 0 <= m["exact"] <= 1
                 assert m["worst"] <= m["p10"] <= 1 and m["worst"] <= m["geomean"] <= 1
         assert s["cv"]["model"]["geomean"] > s["cv"]["best_single"]["geomean"]
         assert s["holdout"]["model"]["geomean"] > s["holdout"]["best_single"]["geomean"]
