@@ -75,8 +75,17 @@ def effective_times(df: pd.DataFrame) -> pd.Series:
 
 
 def eligible_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows with ``status == "ok"``, ``verified`` and a positive finite time."""
-    ok = (df["status"].astype(str) == "ok") & df["verified"].fillna(False).astype(bool)
+    """Rows with ``status == "ok"``, ``verified`` and a positive finite time, of configs that never
+    computed a wrong result: a config with a ``wrong_result`` row on any shape of its family (e.g.
+    serial split-k, whose int8 partial sums are clamped between slices) is unsafe on shapes nobody
+    checked, so it is never eligible."""
+    wrong = df.loc[df["status"].astype(str) == "wrong_result", ["family", "config"]].drop_duplicates()
+    unsafe = set(zip(wrong["family"].astype(str), wrong["config"].astype(str)))
+    if unsafe:
+        _LOG.info("%d config(s) excluded for computing a wrong result on some shape", len(unsafe))
+    pairs = pd.Series(list(zip(df["family"].astype(str), df["config"].astype(str))), index=df.index)
+    ok = ((df["status"].astype(str) == "ok") & df["verified"].fillna(False).astype(bool)
+          & ~pairs.isin(unsafe))
     out = df[ok].copy()
     out["t_eff"] = effective_times(out)
     good = np.isfinite(out["t_eff"].to_numpy()) & (out["t_eff"].to_numpy() > 0)

@@ -171,8 +171,8 @@ def make_sweep(n_shapes: int = 400, n_configs: int | None = None, seed: int = 0,
                     status = "cannot_implement"
                 elif u < 0.01:
                     status = "launch_error"
-                elif u < 0.015:
-                    status = "wrong_result"
+                elif c.split_k_slices > 1 and u < 0.3:
+                    status = "wrong_result"  # as on the H200: serial split-k clamps int8 partial sums
                 else:
                     status = "ok"
                 t = _time_us(p, c, sms) if status in ("ok", "wrong_result") else float("nan")

@@ -188,3 +188,19 @@ def test_training_set_weightings() -> None:
     assert list(ye) == [0, 1] and np.all(we > 0)  # losers get zero weight and are dropped
     with pytest.raises(ValueError):
         training_set(X, label, regret, "nope")
+
+
+def test_config_with_any_wrong_result_is_never_eligible() -> None:
+    import pandas as pd
+
+    from predictor.portfolio import eligible_rows
+
+    base = {"family": "i8nc32", "verified": True, "time_us": 1.0, "retime_us": float("nan")}
+    df = pd.DataFrame([
+        {**base, "shape_key": "a", "config": "x", "status": "ok"},
+        {**base, "shape_key": "b", "config": "x", "status": "wrong_result", "verified": False},
+        {**base, "shape_key": "a", "config": "y", "status": "ok"},
+        {**base, "shape_key": "a", "config": "x", "status": "ok", "family": "f16nhwc"},
+    ])
+    out = eligible_rows(df)
+    assert sorted(zip(out["family"], out["config"])) == [("f16nhwc", "x"), ("i8nc32", "y")]
