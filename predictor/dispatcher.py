@@ -1,0 +1,258 @@
+"""Generate, build and call a CUTLASS conv2d dispatcher from a trained model.
+
+``python -m predictor.dispatcher generate --slug h200`` writes ``export/dispatch/``:
+
+* ``<slug>_dispatch.cu``: exactly the portfolio's CUTLASS kernels (emitted by ``cutlass_library``),
+  the exported header ``export/<slug>_conv_heuristics.hpp``, and a C ABI that selects with the
+  header and launches the pick:
+
+  - ``int pkd_conv2d_<family>(const int64_t shape[10], int64_t sms, void* x, void* w, void* y,
+    float alpha, float beta, void* workspace, size_t workspace_bytes, void* stream, int* chosen)``
+    computes ``y = alpha * conv2d(x, w) + beta * y`` (shape = N, C, H, W, K, R, S, stride, pad,
+    dilation; layouts of the family: int8 NCxHWx<32> with the filter in CxRSKx<32> **reordered by
+    cutlass::reorder_convK<32>**, or fp16 NHWC with a KRSC filter).  Returns 0, or
+    -1 (invalid shape), -2 (shape the family cannot run), -3 (no portfolio kernel can implement it),
+    2 (workspace too small), 3/4 (initialisation/launch error).  When the predicted kernel cannot
+    implement the problem, the other portfolio kernels are tried in table order (documented
+    fallback); ``*chosen`` receives the index that ran.
+  - ``size_t pkd_workspace_bytes_<family>(shape, sms)``: workspace the call will need.
+  - ``int pkd_select_<family>(shape, sms)``, ``const char* pkd_name_<family>(int)``.
+* ``CMakeLists.txt`` building it against the CUTLASS headers of the ``nvidia-cutlass`` package for
+  sm_90 and sm_87.
+
+``Dispatcher`` loads the built library with ctypes (used for the end-to-end GPU run).
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import logging
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .config import Family, KernelConfig
+from .emit import ARCH_GENCODE, cutlass_root, kernel_source, nvcc_path
+from .export_cpp import header_path, load_models, namespace_name
+
+_LOG = logging.getLogger(__name__)
+_CSRC = Path(__file__).parent / "csrc"
+
+_FAMILY_CODE = """
+// ---------------------------------------------------------------- family {f}
+static PkdRunFn const kRun_{f}[] = {{
+{runs}
+}};
+static_assert(sizeof(kRun_{f}) / sizeof(kRun_{f}[0]) == NS::kNumConfigs_{f}, "table mismatch");
+
+extern "C" int pkd_select_{f}(const int64_t* s, int64_t sms) {{
+  return NS::select_{f}(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], sms);
+}}
+
+extern "C" const char* pkd_name_{f}(int i) {{ return NS::name_{f}(i); }}
+
+extern "C" int pkd_num_configs_{f}() {{ return NS::kNumConfigs_{f}; }}
+
+extern "C" size_t pkd_workspace_bytes_{f}(const int64_t* s, int64_t sms) {{
+  size_t most = 0;
+  for (int i = 0; i < NS::kNumConfigs_{f}; ++i) {{
+    PkProblem p = pkd_problem(s, NS::kConfigs_{f}[i].split_k_slices);
+    size_t need = 0;
+    if (kRun_{f}[i](&p, nullptr, nullptr, nullptr, nullptr, 1.f, 0.f, nullptr, 0, nullptr, 0, 0, 0,
+                    nullptr, &need) == PK_OK && need > most) most = need;
+  }}
+  (void)sms;
+  return most;
+}}
+
+extern "C" int pkd_conv2d_{f}(const int64_t* s, int64_t sms, void* x, void* w, void* y, float alpha,
+                               float beta, void* workspace, size_t workspace_bytes, void* stream,
+                               int* chosen) {{
+  int pick = pkd_select_{f}(s, sms);
+  if (chosen) *chosen = pick;
+  if (pick < 0) return pick;
+  for (int attempt = -1; attempt < NS::kNumConfigs_{f}; ++attempt) {{
+    int i = attempt < 0 ? pick : attempt;
+    if (attempt >= 0 && attempt == pick) continue;
+    PkProblem p = pkd_problem(s, NS::kConfigs_{f}[i].split_k_slices);
+    int st = kRun_{f}[i](&p, x, w, y, y, alpha, beta, workspace, workspace_bytes, stream, 1, 1, 1,
+                         nullptr, nullptr);
+    if (st == PK_CANNOT_IMPLEMENT) continue;
+    if (chosen) *chosen = i;
+    return st;
+  }}
+  return -3;
+}}
+"""
+
+
+def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: str | Path = "export",
+             out_dir: str | Path | None = None) -> Path:
+    """Write ``<out_dir>/<slug>_dispatch.cu``, ``pk_runtime.h`` and ``CMakeLists.txt``."""
+    models = load_models(models_dir, slug)
+    if not models:
+        raise FileNotFoundError(f"no {slug}-<family>.tree.json model in {models_dir}")
+    header = header_path(export_dir, slug)
+    if not header.exists():
+        raise FileNotFoundError(f"{header} not found: run python -m predictor.train first")
+    out = Path(out_dir) if out_dir else Path(export_dir) / "dispatch"
+    out.mkdir(parents=True, exist_ok=True)
+    ns = namespace_name(slug)
+    kernels: dict[str, KernelConfig] = {}
+    fam_code = []
+    for ir, _ in models:
+        fam = ir.meta["family"]
+        cfgs = [KernelConfig.from_name(n) for n in ir.classes]
+        for c in cfgs:
+            kernels.setdefault(c.kernel_name, c.with_split_k(1))
+        runs = "\n".join(f"    &pk_run_{c.kernel_name},  // {i}: {c.name}" for i, c in enumerate(cfgs))
+        fam_code.append(_FAMILY_CODE.format(f=fam, runs=runs))
+    srcs = "\n".join(kernel_source(c).replace('#include "pk_runtime.h"\n', "") for c in kernels.values())
+    rel_header = Path("..") / header.name if header.parent.resolve() == out.parent.resolve() else header.resolve()
+    text = f"""\
+// generated by predictor.dispatcher, do not edit
+// regenerate: python -m predictor.dispatcher generate --models-dir {models_dir} --slug {slug} --export-dir {export_dir}
+// models: {", ".join(f"{ir.meta['family']} sha256 {sha}" for ir, sha in models)}
+// CUTLASS conv2d fprop dispatcher: the portfolio's kernels + the exported selection header.
+#include <cstddef>
+#include <cstdint>
+#include "pk_runtime.h"
+#include "{rel_header.as_posix()}"
+
+namespace NS = cutlass_conv_predictor::{ns};
+
+using PkdRunFn = int (*)(const PkProblem*, void*, void*, void*, void*, float, float, void*, size_t, void*,
+                         int, int, int, float*, size_t*);
+
+{srcs}
+
+static PkProblem pkd_problem(const int64_t* s, int64_t split_k) {{
+  // s = N, C, H, W, K, R, S, stride, pad, dilation (already validated by select_*)
+  PkProblem p;
+  p.n = s[0]; p.c = s[1]; p.h = s[2]; p.w = s[3]; p.k = s[4]; p.r = s[5]; p.s = s[6];
+  p.p = (s[2] + 2 * s[8] - s[9] * (s[5] - 1) - 1) / s[7] + 1;
+  p.q = (s[3] + 2 * s[8] - s[9] * (s[6] - 1) - 1) / s[7] + 1;
+  p.pad_h = p.pad_w = s[8]; p.stride_h = p.stride_w = s[7]; p.dil_h = p.dil_w = s[9];
+  p.split_k_slices = split_k;
+  return p;
+}}
+{"".join(fam_code)}"""
+    (out / f"{slug}_dispatch.cu").write_text(text)
+    shutil.copy(_CSRC / "pk_runtime.h", out / "pk_runtime.h")
+    (out / "CMakeLists.txt").write_text(_CMAKE.format(slug=slug))
+    _LOG.info("wrote %s (%d kernels)", out / f"{slug}_dispatch.cu", len(kernels))
+    return out / f"{slug}_dispatch.cu"
+
+
+_CMAKE = """\
+# generated by predictor.dispatcher, do not edit
+# Builds the {slug} conv2d dispatcher (a shared library with a C ABI) for sm_90 and sm_87:
+#   CUTLASS_DIR=$(python -c 'import cutlass_library, pathlib; print(pathlib.Path(cutlass_library.__file__).parent / "source")')
+#   cmake -S export/dispatch -B build/dispatch -DCUTLASS_DIR=$CUTLASS_DIR && cmake --build build/dispatch -j
+cmake_minimum_required(VERSION 3.18)
+if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)  # must precede project(), which would default it
+  set(CMAKE_CUDA_ARCHITECTURES 87 90)
+endif()
+project({slug}_conv_dispatch LANGUAGES CXX CUDA)
+set(CUTLASS_DIR "" CACHE PATH "CUTLASS source root (the nvidia-cutlass wheel's cutlass_library/source)")
+if(NOT CUTLASS_DIR)
+  message(FATAL_ERROR "set -DCUTLASS_DIR=<cutlass_library/source>")
+endif()
+set(CMAKE_CUDA_STANDARD 17)
+set(CMAKE_CXX_STANDARD 17)
+add_library({slug}_conv_dispatch SHARED {slug}_dispatch.cu)
+target_include_directories({slug}_conv_dispatch PRIVATE ${{CMAKE_CURRENT_SOURCE_DIR}}
+  ${{CUTLASS_DIR}}/include ${{CUTLASS_DIR}}/tools/util/include)
+target_compile_options({slug}_conv_dispatch PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -w>)
+"""
+
+
+def build(source: str | Path, arch: str = "sm_90", out: str | Path | None = None,
+          compile_only: bool = False) -> Path:
+    """Compile the dispatcher with nvcc (a shared library, or an object with ``compile_only``)."""
+    source = Path(source)
+    root = cutlass_root()
+    target = Path(out) if out else source.with_name(source.stem + f"_{arch}" + (".o" if compile_only else ".so"))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [nvcc_path(), "-std=c++17", "-O3", "-DNDEBUG", "-Xcompiler=-fPIC", "--expt-relaxed-constexpr", "-w",
+           ARCH_GENCODE[arch], f"-I{source.parent}", f"-I{root / 'include'}",
+           f"-I{root / 'tools' / 'util' / 'include'}", str(source), "-o", str(target)]
+    cmd.insert(1, "-c" if compile_only else "-shared")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"nvcc failed for {source} ({arch}):\n{proc.stderr[-4000:]}")
+    return target
+
+
+class Dispatcher:
+    """ctypes binding of a built dispatcher library."""
+
+    def __init__(self, library: str | Path) -> None:
+        self.lib = ctypes.CDLL(str(Path(library).resolve()))
+        i64p = ctypes.POINTER(ctypes.c_int64)
+        self.families = [f for f in Family if hasattr(self.lib, f"pkd_conv2d_{f.value}")]
+        for f in self.families:
+            v = f.value
+            getattr(self.lib, f"pkd_select_{v}").argtypes = [i64p, ctypes.c_int64]
+            getattr(self.lib, f"pkd_select_{v}").restype = ctypes.c_int
+            getattr(self.lib, f"pkd_name_{v}").argtypes = [ctypes.c_int]
+            getattr(self.lib, f"pkd_name_{v}").restype = ctypes.c_char_p
+            getattr(self.lib, f"pkd_workspace_bytes_{v}").argtypes = [i64p, ctypes.c_int64]
+            getattr(self.lib, f"pkd_workspace_bytes_{v}").restype = ctypes.c_size_t
+            fn = getattr(self.lib, f"pkd_conv2d_{v}")
+            fn.argtypes = [i64p, ctypes.c_int64] + [ctypes.c_void_p] * 3 + [ctypes.c_float] * 2 + [
+                ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+            fn.restype = ctypes.c_int
+
+    @staticmethod
+    def _shape(shape: Sequence[int]) -> Any:
+        if len(shape) != 10:
+            raise ValueError("shape must be N, C, H, W, K, R, S, stride, pad, dilation")
+        return (ctypes.c_int64 * 10)(*[int(v) for v in shape])
+
+    def select(self, family: str, shape: Sequence[int], sms: int) -> int:
+        return int(getattr(self.lib, f"pkd_select_{family}")(self._shape(shape), sms))
+
+    def name(self, family: str, index: int) -> str | None:
+        raw = getattr(self.lib, f"pkd_name_{family}")(index)
+        return raw.decode() if raw else None
+
+    def workspace_bytes(self, family: str, shape: Sequence[int], sms: int) -> int:
+        return int(getattr(self.lib, f"pkd_workspace_bytes_{family}")(self._shape(shape), sms))
+
+    def conv2d(self, family: str, shape: Sequence[int], sms: int, x: int, w: int, y: int, alpha: float,
+               beta: float, workspace: int, workspace_bytes: int, stream: int) -> tuple[int, int]:
+        """Run one convolution; returns (status, index of the config that ran)."""
+        chosen = ctypes.c_int(-99)
+        st = getattr(self.lib, f"pkd_conv2d_{family}")(self._shape(shape), sms, x, w, y, alpha, beta,
+                                                       workspace or None, workspace_bytes, stream or None,
+                                                       ctypes.byref(chosen))
+        return int(st), int(chosen.value)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m predictor.dispatcher",
+                                description="Generate and build the CUTLASS conv2d dispatcher of a trained model.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("generate", help="write export/dispatch/<slug>_dispatch.cu and CMakeLists.txt")
+    g.add_argument("--models-dir", default="models")
+    g.add_argument("--slug", default="h200")
+    g.add_argument("--export-dir", default="export")
+    b = sub.add_parser("build", help="compile the generated dispatcher with nvcc")
+    b.add_argument("source")
+    b.add_argument("--arch", default="sm_90", choices=sorted(ARCH_GENCODE))
+    b.add_argument("--out", default=None)
+    b.add_argument("--compile-only", action="store_true")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.cmd == "generate":
+        generate(args.models_dir, args.slug, args.export_dir)
+    else:
+        _LOG.info("built %s", build(args.source, args.arch, args.out, args.compile_only))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,281 @@
+"""On-GPU evaluation of the held-out real-network layers: the model's pick, the oracle kernel, the
+seed's config and the best single config, timed in one run against the vendor libraries, plus
+the generated dispatcher end to end.
+
+    python -m predictor.gpu_eval --sweep sweeps/h200.parquet --gpu h200 --out reports/gpu \\
+        [--dispatcher export/dispatch/h200_dispatch_sm_90.so]
+
+* CUTLASS configs of one layer are timed together by :class:`predictor.cuda_backend.CudaBackend`
+  (every output checked; re-timed interleaved, so they share clocks and noise).
+* cuDNN through PyTorch (fp16, channels_last, ``cudnn.benchmark = True``) and cuBLASLt int8
+  (``torch._int_mm`` on the equivalent GEMM, 1x1 stride-1 layers only) are timed as CUDA-graph
+  replays: timed as back-to-back Python calls they look ~2x slower than they are on small layers.
+* With ``--dispatcher``, every layer also runs through the generated dispatcher (selection in
+  C++ + the picked kernel), output checked against the float64 reference, timed as a CUDA graph
+  replay of back-to-back dispatcher calls.
+Writes ``layers.csv`` and ``REPORT.md`` under ``--out``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import logging
+import math
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .config import SEED_CONFIG, Family, KernelConfig
+from .features import ConvProblem
+from .portfolio import effective_times
+from .schema import file_sha256, read_metadata, read_sweep
+from .space import family_grid
+
+_LOG = logging.getLogger("predictor.gpu_eval")
+
+
+def graph_time_us(fn: Callable[[], Any], target_ms: float = 0.5, reps: int = 7) -> float:
+    """Median time of one ``fn()`` call, replayed inside a CUDA graph of back-to-back calls."""
+    import torch
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    stop.record()
+    stop.synchronize()
+    one = max(start.elapsed_time(stop), 1e-3)
+    n = int(max(1, min(200, math.ceil(target_ms / one))))
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(n):
+            fn()
+    g.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start.record()
+        g.replay()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1000.0 / n)
+    del g
+    return float(np.median(times))
+
+
+def cudnn_fp16_us(p: ConvProblem) -> float:
+    import torch
+
+    torch.backends.cudnn.benchmark = True
+    x = torch.randn(p.N, p.C, p.H, p.W, device="cuda", dtype=torch.float16).to(memory_format=torch.channels_last)
+    w = torch.randn(p.K, p.C, p.R, p.S, device="cuda", dtype=torch.float16).to(memory_format=torch.channels_last)
+    fn = lambda: torch.nn.functional.conv2d(x, w, stride=p.stride, padding=p.pad, dilation=p.dilation)  # noqa: E731
+    return graph_time_us(fn)
+
+
+def cublaslt_int8_us(p: ConvProblem) -> float | None:
+    """torch._int_mm on the implicit GEMM of a 1x1, stride-1, unpadded layer (else None)."""
+    import torch
+
+    if not (p.R == p.S == 1 and p.stride == 1 and p.pad == 0):
+        return None
+    m = p.N * p.H * p.W
+    if m <= 16 or p.C % 8 or p.K % 8:
+        return None
+    a = torch.randint(-8, 9, (m, p.C), device="cuda", dtype=torch.int8)
+    b = torch.randint(-8, 9, (p.K, p.C), device="cuda", dtype=torch.int8).t()
+    fn = lambda: torch._int_mm(a, b)  # noqa: E731
+    return graph_time_us(fn)
+
+
+def _problem(row: pd.Series) -> ConvProblem:
+    return ConvProblem(*(int(row[c]) for c in ("N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation")))
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from .cuda_backend import CudaBackend, check_fp16, check_int8
+    from .selector import load_model, select
+
+    sweep = read_sweep(args.sweep)
+    meta = read_metadata(args.sweep)
+    df = sweep[sweep["status"] == "ok"].copy()
+    df["t"] = effective_times(df)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    backend = CudaBackend(build_dir=args.build_dir, reps=5, retime_top=8)
+    disp = None
+    if args.dispatcher:
+        from .dispatcher import Dispatcher
+
+        disp = Dispatcher(args.dispatcher)
+    from .cuda_backend import warm_up
+
+    warm_up(1.0)
+    records: list[dict[str, Any]] = []
+    families = [Family(f) for f in args.family] if args.family else list(Family)
+    for fam in families:
+        fdf = df[df["family"] == fam.value]
+        if fdf.empty:
+            continue
+        model = load_model(args.gpu, fam)
+        train_rows = fdf[~fdf["source"].str.startswith("net:")]
+        piv = train_rows.pivot(index="shape_key", columns="config", values="t")
+        worst = piv.max(axis=1)
+        filled = piv.apply(lambda c: c.fillna(worst))  # a config with no ok row scores the shape's worst
+        best_single = np.log(piv.min(axis=1).values[:, None] / filled.values).mean(0)
+        best_single_name = str(piv.columns[int(np.argmax(best_single))])
+        net = fdf[fdf["source"].str.startswith("net:")]
+        if args.networks:
+            net = net[net["source"].isin([f"net:{n}" for n in args.networks])]
+        if args.batches:
+            net = net[net["N"].isin(args.batches)]
+        shapes = net.drop_duplicates("shape_key")
+        backend.prepare(family_grid(fam))  # the sweep's grid: every object is in the build cache
+        for _, row in shapes.iterrows():
+            p = _problem(row)
+            sel = select(p.N, p.C, p.H, p.W, p.K, p.R, p.S, stride=p.stride, pad=p.pad, dilation=p.dilation,
+                         family=fam.value, gpu=args.gpu)
+            rows_shape = fdf[fdf["shape_key"] == row["shape_key"]]
+            oracle = str(rows_shape.loc[rows_shape["t"].idxmin(), "config"])
+            roles = {"picked": sel.name, "oracle": oracle, "best_single": best_single_name}
+            if fam is Family.INT8_NC32HW32:
+                roles["seed"] = SEED_CONFIG.name
+            uniq = sorted(set(roles.values()))
+            meas = {r["config"]: r for r in backend.measure(p, [KernelConfig.from_name(n) for n in uniq])}
+            rec: dict[str, Any] = {"family": fam.value, "shape_key": p.key, "source": row["source"],
+                                   "gflop": p.flops / 1e9, "picked_config": sel.name, "oracle_config": oracle,
+                                   "fallback": sel.fallback}
+            for role, name in roles.items():
+                m = meas[name]
+                t = m["retime_us"] if not math.isnan(m["retime_us"]) else m["time_us"]
+                rec[f"{role}_us"] = t if m["status"] == "ok" else math.nan
+                rec[f"{role}_status"] = m["status"]
+            rec["sweep_oracle_us"] = float(rows_shape["t"].min())
+            try:
+                if fam is Family.FP16_NHWC:
+                    rec["cudnn_us"] = cudnn_fp16_us(p)
+                else:
+                    rec["cublaslt_int8_us"] = cublaslt_int8_us(p)
+            except RuntimeError as exc:  # a vendor call that fails is recorded, not fatal
+                rec["vendor_error"] = str(exc)[:200]
+            if disp is not None and fam.value in [f.value for f in disp.families]:
+                try:
+                    rec.update(_dispatch(disp, backend, fam, p, check_int8, check_fp16))
+                except RuntimeError as exc:
+                    rec["dispatch_error"] = str(exc)[:300]
+            records.append(rec)
+            _LOG.info("%s %s picked %.1f oracle %.1f", fam.value, p.key, rec["picked_us"], rec["oracle_us"])
+        torch.cuda.empty_cache()
+    res = pd.DataFrame(records)
+    res.to_csv(out / "layers.csv", index=False)
+    (out / "REPORT.md").write_text(report(res, args, meta))
+    print((out / "REPORT.md").read_text())
+    return 0
+
+
+def _dispatch(disp: Any, backend: Any, fam: Family, p: ConvProblem, check_int8: Any, check_fp16: Any) -> dict[str, Any]:
+    import torch
+
+    t = backend._tensors(p, fam)
+    shape = [p.N, p.C, p.H, p.W, p.K, p.R, p.S, p.stride, p.pad, p.dilation]
+    sms = int(backend.info.get("sms", 132))
+    ws_bytes = disp.workspace_bytes(fam.value, shape, sms)
+    ws = torch.zeros(max(ws_bytes, 1), dtype=torch.uint8, device="cuda")
+    if fam is Family.INT8_NC32HW32:
+        t["d"].fill_(85)
+    else:
+        t["d"].fill_(float("nan"))
+    stream = torch.cuda.current_stream().cuda_stream
+    st, chosen = disp.conv2d(fam.value, shape, sms, t["a"].data_ptr(), t["b"].data_ptr(), t["d"].data_ptr(),
+                             t["alpha"], 0.0, ws.data_ptr(), ws_bytes, stream)
+    torch.cuda.synchronize()
+    out: dict[str, Any] = {"dispatch_status": st, "dispatch_config": disp.name(fam.value, chosen)}
+    if st != 0:
+        return out
+    v = check_int8(t["d"], t["ref"]) if fam is Family.INT8_NC32HW32 else check_fp16(t["d"], t["ref"])
+    out["dispatch_verified"] = v.ok
+
+    def call() -> None:
+        s = torch.cuda.current_stream().cuda_stream
+        disp.conv2d(fam.value, shape, sms, t["a"].data_ptr(), t["b"].data_ptr(), t["d"].data_ptr(),
+                    t["alpha"], 0.0, ws.data_ptr(), ws_bytes, s)
+
+    out["dispatch_us"] = graph_time_us(call)
+    return out
+
+
+def _gm(x: pd.Series) -> float:
+    x = x.dropna()
+    return float(np.exp(np.log(x).mean())) if len(x) else math.nan
+
+
+def report(res: pd.DataFrame, args: argparse.Namespace, meta: dict[str, Any]) -> str:
+    import torch
+
+    lines = [
+        "# On-GPU evaluation on held-out real-network layers",
+        "",
+        f"- command: `python -m predictor.gpu_eval {' '.join(sys.argv[1:])}`",
+        f"- GPU: {torch.cuda.get_device_name()} ({torch.cuda.get_device_properties(0).multi_processor_count} SMs), "
+        f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}",
+        f"- date: {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}",
+        f"- sweep: {args.sweep} (sha256 {file_sha256(args.sweep)[:16]}…), measured on {meta.get('device', {}).get('gpu', '?')}",
+        "- layers: the sweep's `net:` problems, which the shipped model never trained on.",
+        "- ratios are time(other) / time(picked): > 1 means our pick is faster. Geomean over layers.",
+        "",
+        "| family | layers | oracle/picked | seed/picked | best single/picked | vendor/picked | vendor faster on | dispatcher/picked | dispatcher verified |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for fam, g in res.groupby("family"):
+        vend = "cudnn_us" if "cudnn_us" in g and g["cudnn_us"].notna().any() else "cublaslt_int8_us"
+        v = g[vend] / g["picked_us"] if vend in g else pd.Series(dtype=float)
+        disp = g["dispatch_us"] / g["picked_us"] if "dispatch_us" in g else pd.Series(dtype=float)
+        ver = (f"{int(g['dispatch_verified'].fillna(False).sum())}/{int(g['dispatch_status'].notna().sum())}"
+               if "dispatch_verified" in g else "-")
+        seed = _gm(g["seed_us"] / g["picked_us"]) if "seed_us" in g else math.nan
+        lines.append(
+            f"| {fam} | {len(g)} | {_gm(g['oracle_us'] / g['picked_us']):.3f} | {seed:.3f} | "
+            f"{_gm(g['best_single_us'] / g['picked_us']):.3f} | {_gm(v):.3f} ({vend.replace('_us', '')}, "
+            f"{int(v.notna().sum())} layers) | {100 * float((v.dropna() < 1).mean()) if v.notna().any() else math.nan:.0f}% | "
+            f"{_gm(disp):.3f} | {ver} |")
+    lines += ["", "Per layer: `layers.csv` (times in µs)."]
+    if "dispatch_us" in res:
+        lines += ["", "## Whole networks through the dispatcher (sum of layer times, µs)", "",
+                  "| family | network | batch | dispatcher | picked kernel | oracle | seed | vendor |", "|---|---|---|---|---|---|---|---|"]
+        res = res.assign(batch=res["shape_key"].str.extract(r"^n(\d+)_")[0].astype(int))
+        for (fam, src, b), g in res.groupby(["family", "source", "batch"]):
+            vend = g["cudnn_us"].sum() if "cudnn_us" in g and g["cudnn_us"].notna().all() else math.nan
+            lines.append(f"| {fam} | {src} | {b} | {g['dispatch_us'].sum():.1f} | {g['picked_us'].sum():.1f} | "
+                         f"{g['oracle_us'].sum():.1f} | {g['seed_us'].sum() if 'seed_us' in g else math.nan:.1f} | {vend:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m predictor.gpu_eval", description=__doc__.split("\n\n")[0])
+    p.add_argument("--sweep", default="sweeps/h200.parquet")
+    p.add_argument("--gpu", default="h200", help="model slug (models/<gpu>-<family>.tree.json)")
+    p.add_argument("--family", action="append", choices=[f.value for f in Family])
+    p.add_argument("--networks", nargs="*", default=None, help="only these networks (default: all net: layers)")
+    p.add_argument("--batches", nargs="*", type=int, default=None, help="only these batch sizes")
+    p.add_argument("--dispatcher", default=None, help="built dispatcher library to run end to end")
+    p.add_argument("--build-dir", default="build")
+    p.add_argument("--out", default="reports/gpu")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
