@@ -75,7 +75,7 @@ def to_cxrskx32(wt, reorder: bool = True):  # type: ignore[no-untyped-def]
     ``cutlass::reorder_convK<32>`` unless ``reorder`` is False (see :mod:`predictor.layouts`)."""
     torch = _torch()
     k, c, r, s = wt.shape
-    idx = torch.from_numpy(filter_offsets(k, c, r, s, reorder).reshape(-1)).to(wt.device)
+    idx = filter_offsets(k, c, r, s, reorder, xp=torch, device=wt.device).reshape(-1)
     out = torch.empty(wt.numel(), dtype=wt.dtype, device=wt.device)
     out[idx] = wt.reshape(-1)
     return out
@@ -209,7 +209,7 @@ class CudaBackend:
                 run.restype = ctypes.c_int
                 run.argtypes = [ctypes.POINTER(PkProblem)] + [ctypes.c_void_p] * 4 + [ctypes.c_float] * 2 + [
                     ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                    ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_size_t)]
+                    ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
                 info = getattr(lib, f"pk_info_{k}")
                 info.restype = ctypes.c_int64
                 info.argtypes = [ctypes.c_int]
@@ -267,8 +267,9 @@ class CudaBackend:
         return self._ws.data_ptr(), self._ws.numel()
 
     def _call(self, cfg: KernelConfig, pr: PkProblem, t: dict[str, Any], mode: int, iters: int = 1,
-              reps: int = 1, ws_need: int = 0) -> tuple[int, list[float], int]:
-        """One call into the kernel's C ABI (mode 0: query, 1: one launch, 2: timed batches)."""
+              reps: int = 1, ws_need: int = 0, timed_one: bool = False) -> tuple[int, list[float], int]:
+        """One call into the kernel's C ABI (mode 0: query, 1: one launch -- timed if
+        ``timed_one`` --, 2: timed batches)."""
         torch = _torch()
         run, _ = self._fns[cfg.kernel_name]
         times = (ctypes.c_float * max(reps, 1))()
@@ -276,8 +277,9 @@ class CudaBackend:
         ws_ptr, ws_bytes = self._workspace(ws_need) if mode > 0 else (0, 0)
         part = self.partition
         stream = part.stream_ptr if part is not None else torch.cuda.current_stream().cuda_stream
+        times_arg = times if (mode == 2 or timed_one) else None
         args = (ctypes.byref(pr), t["a"].data_ptr(), t["b"].data_ptr(), t["d"].data_ptr(), t["d"].data_ptr(),
-                t["alpha"], 0.0, ws_ptr or None, ws_bytes, stream, mode, iters, reps, times, ctypes.byref(need))
+                t["alpha"], 0.0, ws_ptr or None, ws_bytes, stream, mode, iters, reps, times_arg, ctypes.byref(need))
         if part is not None and mode > 0:
             torch.cuda.current_stream().synchronize()  # inputs/poison written on torch's stream
             with part.active():
@@ -293,15 +295,12 @@ class CudaBackend:
                          prob.pad, prob.pad, prob.stride, prob.stride, prob.dilation, prob.dilation,
                          cfg.split_k_slices)
 
-    def _time(self, cfg: KernelConfig, pr: PkProblem, t: dict[str, Any], reps: int,
-              ws_need: int) -> tuple[int, list[float], int]:
-        st, one, _ = self._call(cfg, pr, t, 2, iters=1, reps=1, ws_need=ws_need)
-        if st != 0:
-            return st, [], 0
-        iters = max(1, min(10000, math.ceil(self.target_ms / max(one[0], 1e-4))))
+    def _time(self, cfg: KernelConfig, pr: PkProblem, t: dict[str, Any], reps: int, ws_need: int,
+              iters: int) -> tuple[int, list[float]]:
+        """``reps`` batches of ``iters`` back-to-back launches; per-launch times in µs."""
         st, batches, _ = self._call(cfg, pr, t, 2, iters=iters, reps=reps, ws_need=ws_need)
-        self.timed_ms += sum(batches) + one[0]
-        return st, [b * 1000.0 / iters for b in batches], iters
+        self.timed_ms += sum(batches)
+        return st, [b * 1000.0 / iters for b in batches]
 
     def measure(self, prob: ConvProblem, configs: list[KernelConfig]) -> list[dict[str, Any]]:
         """Check and time every config on one problem; one row (dict) per config."""
@@ -312,6 +311,7 @@ class CudaBackend:
         t = self._tensors(prob, family)
         rows: list[dict[str, Any]] = []
         ws_needs: dict[str, int] = {}
+        iters_by: dict[str, int] = {}
         for cfg in configs:
             row: dict[str, Any] = {"config": cfg.name, "kernel": cfg.kernel_name, "status": "ok",
                                    "verified": False, "max_abs_err": math.nan, "bad_frac": math.nan,
@@ -333,23 +333,25 @@ class CudaBackend:
                 t["d"].fill_(INT8_POISON)
             else:
                 t["d"].fill_(float("nan"))
-            st, _, _ = self._call(cfg, pr, t, 1, ws_need=ws_need)
-            try:
-                torch.cuda.synchronize()
-            except RuntimeError as exc:  # sticky errors cannot be recovered in this process
-                raise RuntimeError(f"CUDA error in {cfg.name} on {prob.key}: {exc}") from exc
+            # one launch, timed (it sizes the batches), then the check (which synchronises)
+            st, one, _ = self._call(cfg, pr, t, 1, ws_need=ws_need, timed_one=True)
             if st != 0:
                 row["status"] = PK_STATUS.get(st, "launch_error")
                 continue
-            if family is Family.INT8_NC32HW32:
-                v = check_int8(t["d"], t["ref"])
-            else:
-                v = check_fp16(t["d"], t["ref"])
+            try:
+                if family is Family.INT8_NC32HW32:
+                    v = check_int8(t["d"], t["ref"])
+                else:
+                    v = check_fp16(t["d"], t["ref"])
+            except RuntimeError as exc:  # sticky errors cannot be recovered in this process
+                raise RuntimeError(f"CUDA error in {cfg.name} on {prob.key}: {exc}") from exc
             row.update(max_abs_err=v.max_abs_err, bad_frac=v.bad_frac, verified=v.ok)
             if not v.ok:
                 row["status"] = "wrong_result"
                 continue
-            st, us, iters = self._time(cfg, pr, t, self.reps, ws_need)
+            iters = max(1, min(10000, math.ceil(self.target_ms / max(one[0], 1e-4))))
+            iters_by[cfg.name] = iters
+            st, us = self._time(cfg, pr, t, self.reps, ws_need, iters)
             if st != 0:
                 row["status"] = PK_STATUS.get(st, "launch_error")
                 continue
@@ -365,7 +367,8 @@ class CudaBackend:
             for _ in range(self.reps):
                 for r in ok:
                     cfg = by_name[r["config"]]
-                    st, us, _ = self._time(cfg, self._problem(prob, cfg), t, 1, ws_needs[cfg.name])
+                    st, us = self._time(cfg, self._problem(prob, cfg), t, 1, ws_needs[cfg.name],
+                                        iters_by[cfg.name])
                     if st == 0:
                         samples[r["config"]].extend(us)
             for r in ok:

@@ -86,30 +86,48 @@ struct Runner {
     if (op.initialize(args, workspace, stream) != cutlass::Status::kSuccess) return PK_INIT_ERROR;
     if (cudaGetLastError() != cudaSuccess) return PK_INIT_ERROR;
     if (mode == 1) {
-      if (op.run(stream) != cutlass::Status::kSuccess) return PK_LAUNCH_ERROR;
-      if (cudaGetLastError() != cudaSuccess) return PK_LAUNCH_ERROR;
-      return PK_OK;
+      // one launch; if times_ms is given it also receives that launch's time (sizes the batches)
+      cudaEvent_t e0 = nullptr, e1 = nullptr;
+      if (times_ms && (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess)) return PK_LAUNCH_ERROR;
+      if (times_ms) cudaEventRecord(e0, stream);
+      int st = op.run(stream) == cutlass::Status::kSuccess ? PK_OK : PK_LAUNCH_ERROR;
+      if (cudaGetLastError() != cudaSuccess) st = PK_LAUNCH_ERROR;
+      if (times_ms) {
+        cudaEventRecord(e1, stream);
+        if (cudaEventSynchronize(e1) != cudaSuccess) st = PK_LAUNCH_ERROR;
+        float ms = 0.f;
+        cudaEventElapsedTime(&ms, e0, e1);
+        times_ms[0] = ms;
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+      }
+      return st;
     }
-    cudaEvent_t start, stop;
-    if (cudaEventCreate(&start) != cudaSuccess) return PK_LAUNCH_ERROR;
-    if (cudaEventCreate(&stop) != cudaSuccess) { cudaEventDestroy(start); return PK_LAUNCH_ERROR; }
+    // reps batches back to back, one event between batches, one synchronisation at the end
+    constexpr int kMaxReps = 64;
+    if (reps < 1 || reps > kMaxReps) return PK_LAUNCH_ERROR;
+    cudaEvent_t ev[kMaxReps + 1];
+    int made = 0;
     int status = PK_OK;
-    for (int r = 0; r < reps && status == PK_OK; ++r) {
-      cudaEventRecord(start, stream);
-      for (int i = 0; i < iters; ++i) {
-        if (op.run(stream) != cutlass::Status::kSuccess) { status = PK_LAUNCH_ERROR; break; }
-      }
-      cudaEventRecord(stop, stream);
-      if (cudaEventSynchronize(stop) != cudaSuccess || cudaGetLastError() != cudaSuccess) {
-        status = PK_LAUNCH_ERROR;
-        break;
-      }
-      float ms = 0.f;
-      cudaEventElapsedTime(&ms, start, stop);
-      times_ms[r] = ms;
+    for (; made <= reps; ++made) {
+      if (cudaEventCreate(&ev[made]) != cudaSuccess) { status = PK_LAUNCH_ERROR; break; }
     }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+    if (status == PK_OK) {
+      cudaEventRecord(ev[0], stream);
+      for (int r = 0; r < reps && status == PK_OK; ++r) {
+        for (int i = 0; i < iters; ++i) {
+          if (op.run(stream) != cutlass::Status::kSuccess) { status = PK_LAUNCH_ERROR; break; }
+        }
+        cudaEventRecord(ev[r + 1], stream);
+      }
+      if (cudaEventSynchronize(ev[reps]) != cudaSuccess || cudaGetLastError() != cudaSuccess) status = PK_LAUNCH_ERROR;
+      for (int r = 0; r < reps && status == PK_OK; ++r) {
+        float ms = 0.f;
+        cudaEventElapsedTime(&ms, ev[r], ev[r + 1]);
+        times_ms[r] = ms;
+      }
+    }
+    for (int i = 0; i < made; ++i) cudaEventDestroy(ev[i]);
     return status;
   }
 };
