@@ -115,7 +115,11 @@ def build_table(rows: pd.DataFrame, sms: int, configs: Sequence[str] | None = No
         _LOG.info("dropped %d shape(s) with no ok+verified row among the %d configs", dropped, len(configs))
     shapes = shapes[has].reset_index(drop=True)
     frame = shapes[SHAPE_COLUMNS].astype(np.int64).copy()
-    frame["sms"] = np.int64(sms)
+    if "sms" in rows.columns and rows["sms"].nunique() > 1:  # one SM count per problem key
+        per_key = rows.drop_duplicates("shape_key").set_index("shape_key")["sms"]
+        frame["sms"] = shapes["shape_key"].map(per_key).to_numpy(dtype=np.int64)
+    else:
+        frame["sms"] = np.int64(sms)
     return ShapeTable(shapes["shape_key"].to_numpy(), shapes["source"].astype(str).to_numpy(), frame,
                       configs, times[has]), dropped
 

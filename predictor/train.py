@@ -29,6 +29,7 @@ Per family (rows with ``status == "ok"`` and ``verified`` only; time = ``retime_
 from __future__ import annotations
 
 import argparse
+import hashlib
 import datetime as _dt
 import json
 import logging
@@ -159,7 +160,13 @@ def _folds(table: ShapeTable, folds: int, seed: int) -> list[tuple[np.ndarray, n
         gkf = GroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     except TypeError:  # scikit-learn < 1.6: no shuffling; groups are balanced deterministically
         gkf = GroupKFold(n_splits=n_splits)
-    return list(gkf.split(np.zeros(table.n_shapes), groups=table.keys))
+    return list(gkf.split(np.zeros(table.n_shapes), groups=base_keys(table.keys)))
+
+
+def base_keys(keys: np.ndarray) -> np.ndarray:
+    """Problem keys without the ``@sm<count>`` suffix of multi-SM-count training: the same
+    convolution measured at several SM counts stays in one fold."""
+    return np.array([str(k).split("@sm")[0] for k in keys])
 
 
 def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], depth_grid: Sequence[int],
@@ -279,7 +286,8 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
                  max_portfolio: int, seed: int, holdout_prefixes: Sequence[str], folds: int = 5,
                  tolerance: float = 0.002, k_grid: Sequence[int] | None = None,
                  depth_grid: Sequence[int] = DEPTH_GRID, min_leaf_grid: Sequence[int] = MIN_LEAF_GRID,
-                 weightings: Sequence[str] = WEIGHTINGS, command: str = "") -> FamilyModel:
+                 weightings: Sequence[str] = WEIGHTINGS, command: str = "",
+                 slug_override: str | None = None) -> FamilyModel:
     """Train the model of one family from its sweep rows (any status)."""
     t0 = time.time()
     fam_rows = df[df["family"] == family.value]
@@ -295,7 +303,13 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
     sms_values = rows["sms"].astype(int).value_counts()
     sms = int(sms_values.index[0])
     if len(sms_values) > 1:
-        _LOG.warning("%s: several sms values %s; using the most common, %d", family.value, list(sms_values.index), sms)
+        # sweeps at several SM counts (green-context partitions): each (shape, sms) is a problem of
+        # its own and ``sms`` is a feature; the model's default is the whole GPU (the largest count)
+        sms = int(max(sms_values.index))
+        rows = rows.assign(shape_key=rows["shape_key"].astype(str) + "@sm" + rows["sms"].astype(int).astype(str))
+        n_shapes_all = int(fam_rows.drop_duplicates(["shape_key", "sms"]).shape[0])
+        _LOG.info("%s: SM counts %s are a feature; default sms = %d", family.value,
+                  sorted(int(v) for v in sms_values.index), sms)
     lo, hi = LIMITS["sms"]
     if not lo <= sms <= hi:
         _LOG.warning("%s: sms=%d is out of range; using %d", family.value, sms, DEFAULT_SMS)
@@ -351,7 +365,7 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
             .agg(lambda s: int(s[s > 0].max()) if (s > 0).any() else -1))
     sm87 = fam_rows[fam_rows["config"].isin(names)].groupby("config")["sm87_ok"].agg(
         lambda s: bool(s.fillna(False).astype(bool).all()))
-    slug = target_slug(gpu, target)
+    slug = slug_override or target_slug(gpu, target)
 
     def evaluate(t: ShapeTable, Xs: np.ndarray, ir: TreeIR) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -442,7 +456,10 @@ def save_model(m: FamilyModel, models_dir: Path) -> dict[str, Path]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.train", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("sweep", type=Path, help="sweep parquet file (predictor.schema format)")
+    p.add_argument("sweep", type=Path, nargs="+",
+                   help="sweep parquet file(s) (predictor.schema format); several files of one GPU measured "
+                        "at different SM counts (collector --sm-count) train one model with sms as a feature")
+    p.add_argument("--slug", default=None, help="model name prefix (default: from the GPU name and --target)")
     p.add_argument("--family", choices=[f.value for f in Family], action="append",
                    help="train only this family (repeatable; default: every family in the sweep)")
     p.add_argument("--models-dir", type=Path, default=Path("models"))
@@ -473,26 +490,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("predictor.train: --max-portfolio must be >= 1")
     command = "python -m predictor.train " + " ".join(shlex.quote(a) for a in argv)
     try:
-        df = read_sweep(args.sweep)
-        sha = file_sha256(args.sweep)
-        sweep_meta = read_metadata(args.sweep)
-        if sweep_meta.get("synthetic"):
-            _LOG.warning("%s is a SYNTHETIC sweep: do not ship models trained on it", args.sweep)
+        frames = []
+        for path in args.sweep:
+            part = read_sweep(path)
+            if read_metadata(path).get("synthetic"):
+                _LOG.warning("%s is a SYNTHETIC sweep: do not ship models trained on it", path)
+            frames.append(part)
+        df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        if len(frames) > 1 and df.duplicated(["family", "shape_key", "config", "sms"]).any():
+            raise TrainError("the sweeps overlap: the same (family, shape, config, sms) appears twice")
+        shas = [file_sha256(p) for p in args.sweep]
+        sha = shas[0] if len(shas) == 1 else hashlib.sha256("".join(shas).encode()).hexdigest()
+        sweep_name = args.sweep[0] if len(args.sweep) == 1 else Path("+".join(p.name for p in args.sweep))
         if df.empty:
-            raise TrainError(f"{args.sweep}: the sweep has no rows")
+            raise TrainError(f"{sweep_name}: the sweep has no rows")
         present = sorted(set(df["family"].astype(str)))
         unknown = [f for f in present if f not in {x.value for x in Family}]
         if unknown:
-            raise TrainError(f"{args.sweep}: unknown family value(s) {unknown}")
+            raise TrainError(f"{sweep_name}: unknown family value(s) {unknown}")
         fams = args.family or present
         missing = [f for f in fams if f not in present]
         if missing:
-            raise TrainError(f"{args.sweep}: no rows of family {missing} (present: {present})")
+            raise TrainError(f"{sweep_name}: no rows of family {missing} (present: {present})")
         if not eligible_rows(df[df["family"].isin(fams)]).shape[0]:
-            raise TrainError(f"{args.sweep}: no rows with status == 'ok' and verified == True")
+            raise TrainError(f"{sweep_name}: no rows with status == 'ok' and verified == True")
         models = []
         for f in fams:
-            m = train_family(df, Family(f), sweep=args.sweep, sweep_sha=sha, target=args.target,
+            m = train_family(df, Family(f), sweep=sweep_name, sweep_sha=sha, target=args.target,
+                             slug_override=args.slug,
                              max_portfolio=args.max_portfolio, seed=args.seed,
                              holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
                              tolerance=args.cv_tolerance, command=command)

@@ -204,3 +204,32 @@ def test_config_with_any_wrong_result_is_never_eligible() -> None:
     ])
     out = eligible_rows(df)
     assert sorted(zip(out["family"], out["config"])) == [("f16nhwc", "x"), ("i8nc32", "y")]
+
+
+def test_several_sm_counts_make_sms_a_feature(tmp_path) -> None:
+    """Two SYNTHETIC sweeps of one GPU at 132 and 16 SMs: one model, with the SM count as a feature
+    that changes the pick, and CV folds that keep a problem's SM counts together."""
+    import numpy as np
+
+    from synthetic import write_synthetic_sweep
+
+    from predictor.portfolio import ShapeTable
+    from predictor.selector import select
+    from predictor.train import _folds, base_keys, main
+
+    a = write_synthetic_sweep(tmp_path / "full.parquet", n_shapes=150, families=("i8nc32",), sms=132)
+    b = write_synthetic_sweep(tmp_path / "sm16.parquet", n_shapes=150, families=("i8nc32",), sms=16)
+    models = tmp_path / "models"
+    assert main([str(a), str(b), "--slug", "multi", "--models-dir", str(models), "--export-dir",
+                 str(tmp_path / "export"), "--quiet"]) == 0
+    s = json.loads((models / "multi-i8nc32.summary.json").read_text())
+    assert s["shapes"]["train"] + s["shapes"]["holdout"] > 150  # (shape, sms) pairs
+    model = str(models / "multi-i8nc32.tree.json")
+    picks = {sms: [select(8, c, 28, 28, 256, 3, 3, sms=sms, model=model).name for c in (64, 128, 256, 512, 1024)]
+             for sms in (16, 132)}
+    assert picks[16] != picks[132], "the SM count should change some picks"
+    keys = np.array(["a@sm16", "a@sm132", "b@sm16", "b@sm132", "c@sm16", "c@sm132"])
+    assert list(base_keys(keys)) == ["a", "a", "b", "b", "c", "c"]
+    t = ShapeTable(keys, keys, None, ("x",), np.ones((6, 1)))  # type: ignore[arg-type]
+    for tr, te in _folds(t, 3, 0):
+        assert set(base_keys(keys[tr])).isdisjoint(base_keys(keys[te]))
