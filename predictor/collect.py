@@ -159,7 +159,12 @@ def run_multi_gpu(args: argparse.Namespace, argv: list[str]) -> int:
             frames.append(read_sweep(w))
             metas.append(read_metadata(w))
     merged = validate_frame(merge_frames(frames), "merged sweep")
-    meta = {**(metas[0] if metas else {}), "workers": metas, "gpus": gpus,
+    history: list[Any] = []
+    if out.exists() and not args.fresh:
+        old = read_metadata(out)
+        history = [*old.pop("history", []), old]
+    meta = {**(metas[0] if metas else {}), "workers": [{k: v for k, v in m.items() if k != "history"} for m in metas],
+            "history": history, "gpus": gpus,
             "command": " ".join([os.path.basename(sys.executable), "-m", "predictor.collect", *argv]),
             "problems": int(merged.groupby("family")["shape_key"].nunique().sum()) if len(merged) else 0,
             "multi_gpu_wall_seconds": round(time.time() - t0, 1),
@@ -305,6 +310,9 @@ def run_sweep(args: argparse.Namespace) -> int:
 
     # ---- merge everything saved so far into the output
     merged = merge_frames([*previous, store.load()])
+    if out.exists() and not args.fresh:  # keep the provenance of the rows already in the file
+        old = read_metadata(out)
+        meta["history"] = [*old.pop("history", []), old]
     merged = validate_frame(merged, "merged sweep")
     remaining = len(todo) - n_done
     meta["complete"] = remaining == 0

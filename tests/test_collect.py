@@ -140,3 +140,14 @@ def test_multi_gpu_workers_split_and_merge(tmp_path: Path, monkeypatch) -> None:
     meta = read_metadata(out)
     assert meta["gpus"] == ["0", "1"] and meta["complete"] is True
     assert len(meta["workers"]) == 2
+
+
+def test_extending_a_sweep_keeps_the_earlier_runs_metadata(tmp_path: Path) -> None:
+    out = tmp_path / "e.parquet"
+    common = ["--family", "i8nc32", "--max-configs", "3", "--backend", BACKEND, "--quiet"]
+    assert collect.main(["--out", str(out), "--shapes", "10", *common]) == 0
+    first = read_metadata(out)
+    assert collect.main(["--out", str(out), "--shapes", "20", "--seed", "0", *common]) == 0
+    meta = read_metadata(out)
+    assert read_sweep(out)["shape_key"].nunique() >= 10
+    assert meta["history"][0]["command"] == first["command"]
