@@ -249,6 +249,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         "max_mbytes": args.max_mbytes, "target_ms": args.target_ms, "reps": args.reps,
         "retime_top": args.retime_top, "l2": "warm (back-to-back launches on the same buffers)",
         "nvcc": _safe_nvcc_version(), "cutlass": _safe_cutlass_version(),
+        "nvcc_flags": _safe_nvcc_flags(getattr(backend, "arch", args.arch)),
     }
     if hasattr(backend, "warm_up"):
         backend.warm_up()
@@ -332,6 +333,15 @@ def _device_info_safe() -> dict[str, Any]:
         return device_info()
     except Exception:  # noqa: BLE001 - metadata only
         return {}
+
+
+def _safe_nvcc_flags(arch: str | None) -> list[str]:
+    try:
+        from .emit import nvcc_flags
+
+        return [f for f in nvcc_flags(arch or "sm_90") if not f.startswith("-I")]
+    except Exception:  # noqa: BLE001 - metadata only
+        return []
 
 
 def _safe_nvcc_version() -> str:
