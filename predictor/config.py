@@ -7,6 +7,22 @@ selector works without it.
 ``KernelConfig.name`` includes *every* field that changes the kernel (including swizzle, warp
 shape and split-k, which ``cutlass_library``'s ``configuration_name`` leaves out).  That name is the
 sweep's key, the trainer's class label and what both exports return.
+
+Two kinds of kernel live here, chosen by the family (``FamilySpec.cutlass_api``):
+
+* CUTLASS 2.x implicit-GEMM kernels (``cutlass::conv::device::ImplicitGemmConvolution``, mma.sync +
+  cp.async; SM80 and later).  Name: ``<family>_t<tile>_w<warp>_i<inst>_s<stages>_sw<swizzle>
+  _<iterator>_<stride>_sk<split-k>_a<align>_<epilogue>``.
+* CUTLASS 3.x kernels (``cutlass::conv::device::ConvUniversalAdapter`` over
+  ``cutlass::conv::collective::CollectiveBuilder``: TMA + wgmma, ``sm_90a`` only).  Their knobs are
+  the tile, the thread-block cluster, the stage count (0 = ``StageCountAutoCarveout``: as many as fit
+  next to the epilogue), the kernel schedule and the epilogue schedule.  Name: ``<family>_t<tile>
+  _c<cluster>_s<stages|auto>_k<kernel schedule>_e<epilogue schedule>_a<align>_<epilogue>``.  Their
+  warp and instruction shapes are derived (one consumer warp group computes the whole tile with
+  ``wgmma.m64nNk16``, N = tile N), swizzle/iterator/stride support/split-k are fixed.
+
+The CUTLASS 3.x fields (``cluster``, ``kernel_schedule``, ``epilogue_schedule``) default to values
+that leave every 2.x config -- and its name -- exactly as before.
 """
 from __future__ import annotations
 
@@ -29,6 +45,7 @@ class _CutlassEnum(enum.Enum):
 _CUTLASS_ENUM_NAMES = {
     "Swizzle": "SwizzlingFunctor", "IteratorAlgorithm": "IteratorAlgorithm",
     "StrideSupport": "StrideSupport", "EpilogueFunctor": "EpilogueFunctor",
+    "KernelSchedule": "KernelScheduleType", "EpilogueSchedule": "EpilogueScheduleType",
 }
 
 
@@ -68,6 +85,47 @@ class EpilogueFunctor(_CutlassEnum):
 
 
 
+class KernelSchedule(_CutlassEnum):
+    """Mainloop schedule of a CUTLASS 3.x kernel (``cutlass_library.KernelScheduleType``).
+
+    ``NotApplicable``: a CUTLASS 2.x kernel (no such knob).  ``ScheduleAuto`` lets the collective
+    builder choose; in CUTLASS 4.2 the SM90 conv builder resolves it to
+    ``KernelImplicitTmaWarpSpecializedSm90`` (the same kernel), so the grid uses the explicit one
+    (an explicit schedule keeps a name's meaning when a later CUTLASS changes what "auto" picks).
+    The persistent cooperative / ping-pong conv schedules exist as C++ tags but CUTLASS 4.2 rejects
+    them for conv (``MainloopSm90TmaGmmaWarpSpecializedImplicitGemm``: "Persistent schedules not
+    support for conv yet") and ``cutlass_library`` has no member for them, so they are not listed."""
+
+    NotApplicable = "na"
+    ScheduleAuto = "auto"
+    ImplicitTmaWarpSpecializedSm90 = "ws"
+
+    def to_cutlass(self) -> Any:
+        if self is KernelSchedule.NotApplicable:
+            raise ValueError("KernelSchedule.NotApplicable (a CUTLASS 2.x kernel) has no cutlass_library value")
+        return super().to_cutlass()
+
+
+class EpilogueSchedule(_CutlassEnum):
+    """Epilogue schedule of a CUTLASS 3.x kernel (``cutlass_library.EpilogueScheduleType``).
+
+    ``NotApplicable``: a CUTLASS 2.x kernel.  ``ScheduleAuto`` resolves to ``NoSmemWarpSpecialized``
+    in the SM90 epilogue builder (registers straight to global memory); ``TmaWarpSpecialized``
+    stages the output tile through shared memory and stores it with TMA (what
+    ``GenerateSM90_Conv3x`` uses).  ``TmaWarpSpecializedCooperative`` needs the cooperative kernel
+    schedule, which conv does not have (see :class:`KernelSchedule`)."""
+
+    NotApplicable = "na"
+    ScheduleAuto = "auto"
+    NoSmemWarpSpecialized = "nosmem"
+    TmaWarpSpecialized = "tma"
+
+    def to_cutlass(self) -> Any:
+        if self is EpilogueSchedule.NotApplicable:
+            raise ValueError("EpilogueSchedule.NotApplicable (a CUTLASS 2.x kernel) has no cutlass_library value")
+        return super().to_cutlass()
+
+
 class SplitKMode(enum.Enum):
     """Split-k mode (``cutlass::conv::SplitKMode``).  Serial split-k only: parallel split-k needs a
     separate reduction kernel and is not part of the grid."""
@@ -81,6 +139,8 @@ class Family(enum.Enum):
 
     INT8_NC32HW32 = "i8nc32"
     FP16_NHWC = "f16nhwc"
+    F16_NHWC_SM90 = "f16nhwc90"
+    I8_NHWC_SM90 = "i8nhwc90"
 
     @property
     def spec(self) -> "FamilySpec":
@@ -107,6 +167,34 @@ class FamilySpec:
     epilogue: EpilogueFunctor
     channel_multiple: int  # C and K must be multiples of this for any kernel of the family
     description: str
+    #: 2: CUTLASS 2.x ``ImplicitGemmConvolution`` (``EmitConv2dInstance``, ``pk::Runner``);
+    #: 3: CUTLASS 3.x ``ConvUniversalAdapter`` (``EmitConv3xInstance``, ``pk::Runner3x``).
+    cutlass_api: int = 2
+    #: Oldest architecture that runs the family's kernels.  An ``a`` suffix (``sm_90a``) means
+    #: architecture-specific features (TMA im2col, wgmma): the kernels are compiled for exactly that
+    #: target and run only there -- not on a Jetson Orin (sm_87), nor on later architectures.
+    arch_min: str = "sm_80"
+
+    def supports(self, arch: str) -> bool:
+        """Whether kernels of the family can be built for and run on ``arch`` (``sm_XY``)."""
+        try:
+            want = int(arch.removeprefix("sm_").rstrip("a"))
+            have = int(self.arch_min.removeprefix("sm_").rstrip("a"))
+        except ValueError:
+            return False
+        return want == have if self.arch_min.endswith("a") else want >= have
+
+    def compile_arch(self, arch: str) -> str:
+        """The ``sm_XY[a]`` to compile the family's kernels for when the target is ``arch``
+        (raises ``ValueError`` where the family cannot run)."""
+        if not self.supports(arch):
+            raise ValueError(
+                f"family {self.family.value} needs {self.arch_min} (CUTLASS {self.cutlass_api}.x kernels: "
+                f"{'TMA + wgmma, Hopper only' if self.arch_min.endswith('a') else self.arch_min + ' or later'}); "
+                f"it cannot be built for or run on {arch}"
+                + (" (a Jetson Orin)" if arch == "sm_87" else "")
+                + ": leave the family out (e.g. --family) for this target")
+        return self.arch_min if self.arch_min.endswith("a") else arch
 
 
 FAMILY_SPECS: dict[Family, FamilySpec] = {
@@ -133,12 +221,50 @@ FAMILY_SPECS: dict[Family, FamilySpec] = {
         channel_multiple=8,
         description="fp16 NHWC activations, KRSC filter, fp16 output, fp32 accumulate",
     ),
+    Family.F16_NHWC_SM90: FamilySpec(
+        family=Family.F16_NHWC_SM90,
+        element_a="f16", element_b="f16", element_c="f16",
+        element_accumulator="f32", element_epilogue="f32",
+        layout_a="TensorNHWC", layout_b="TensorNHWC", layout_c="TensorNHWC",
+        math_operation="multiply_add",
+        # wgmma.m64nNk16: N is the tile's N (config.inst carries it); this is the (M, 8, K) atom
+        instruction_shape=(64, 8, 16), bytes_a=2, bytes_b=2,
+        epilogue=EpilogueFunctor.LinearCombination,
+        channel_multiple=8,  # TMA: 16-byte aligned rows of C (activation/filter) and K (output)
+        description="fp16 NHWC activations, KRSC filter, fp16 output, fp32 accumulate; CUTLASS 3.x "
+        "SM90 kernels (TMA im2col + wgmma, thread-block clusters), sm_90a only",
+        cutlass_api=3, arch_min="sm_90a",
+    ),
+    Family.I8_NHWC_SM90: FamilySpec(
+        family=Family.I8_NHWC_SM90,
+        element_a="s8", element_b="s8", element_c="s8",
+        element_accumulator="s32", element_epilogue="f32",
+        layout_a="TensorNHWC", layout_b="TensorNHWC", layout_c="TensorNHWC",
+        math_operation="multiply_add",
+        instruction_shape=(64, 8, 32), bytes_a=1, bytes_b=1,  # wgmma.m64nNk32.s32.s8.s8
+        # cutlass::epilogue::fusion::LinearCombination<int8_t, float>: alpha * float(acc) + beta * C,
+        # converted to int8 with round-to-nearest and saturation (cvt.rni.sat), as the clamp epilogue
+        epilogue=EpilogueFunctor.LinearCombination,
+        channel_multiple=16,  # TMA: 16-byte aligned rows of C (activation/filter) and K (output)
+        description="int8 NHWC activations, KRSC filter, int8 output, int32 accumulate, float "
+        "epilogue (saturating); CUTLASS 3.x SM90 kernels (TMA im2col + wgmma, thread-block clusters), "
+        "sm_90a only",
+        cutlass_api=3, arch_min="sm_90a",
+    ),
 }
 
 _NAME_RE = re.compile(
     r"^(?P<family>[a-z0-9]+)_t(?P<tb>\d+x\d+x\d+)_w(?P<warp>\d+x\d+x\d+)_i(?P<inst>\d+x\d+x\d+)"
     r"_s(?P<stages>\d+)_sw(?P<swizzle>\d+)_(?P<iterator>[a-z]+)_(?P<stride>[a-z]+)"
     r"_sk(?P<splitk>[a-z]*\d+)_a(?P<align>\d+x\d+x\d+)_(?P<epilogue>[a-z]+)$"
+)
+
+
+#: Names of CUTLASS 3.x configs (``FamilySpec.cutlass_api == 3``).
+_NAME3_RE = re.compile(
+    r"^(?P<family>[a-z0-9]+)_t(?P<tb>\d+x\d+x\d+)_c(?P<cluster>\d+x\d+x\d+)_s(?P<stages>auto|\d+)"
+    r"_k(?P<kernel_schedule>[a-z0-9]+)_e(?P<epilogue_schedule>[a-z0-9]+)_a(?P<align>\d+x\d+x\d+)"
+    r"_(?P<epilogue>[a-z]+)$"
 )
 
 
@@ -150,13 +276,19 @@ def _dims(text: str) -> tuple[int, int, int]:
 @functools.total_ordering
 @dataclass(frozen=True)
 class KernelConfig:
-    """One CUTLASS 2.x implicit-GEMM conv2d fprop kernel variant (plus its split-k setting)."""
+    """One CUTLASS implicit-GEMM conv2d fprop kernel variant (plus its split-k setting).
+
+    CUTLASS 2.x families use every field but the three CUTLASS 3.x ones at the end, which keep their
+    defaults.  CUTLASS 3.x families (:meth:`sm90` builds them) use ``tb``, ``stages`` (0 = auto),
+    ``cluster``, ``kernel_schedule`` and ``epilogue_schedule``; their ``warp`` and ``inst`` are derived
+    (:func:`derived_warp_inst`) and the other fields hold fixed values, all checked here, so a config
+    has exactly one name and ``from_name(c.name) == c``."""
 
     family: Family
-    tb: tuple[int, int, int]  # threadblock tile M, N, K
-    warp: tuple[int, int, int]  # warp tile M, N, K
-    inst: tuple[int, int, int]  # instruction shape
-    stages: int
+    tb: tuple[int, int, int]  # threadblock (CTA) tile M, N, K
+    warp: tuple[int, int, int]  # warp tile M, N, K (3.x: the tile of one consumer warp group)
+    inst: tuple[int, int, int]  # instruction shape (3.x: the wgmma shape)
+    stages: int  # 2.x: >= 2; 3.x: 0 = StageCountAutoCarveout (as many as fit), else >= 2
     swizzle: Swizzle = Swizzle.Identity1
     iterator: IteratorAlgorithm = IteratorAlgorithm.Optimized
     stride_support: StrideSupport = StrideSupport.Strided
@@ -164,12 +296,17 @@ class KernelConfig:
     split_k_slices: int = 1
     align: tuple[int, int, int] = (16, 16, 8)  # alignment of A, B, C in elements
     epilogue: EpilogueFunctor = EpilogueFunctor.LinearCombinationClamp
+    # ---- CUTLASS 3.x only (defaults: a 2.x kernel, name unchanged)
+    cluster: tuple[int, int, int] = (1, 1, 1)  # thread-block cluster M, N, K (in CTAs)
+    kernel_schedule: KernelSchedule = KernelSchedule.NotApplicable
+    epilogue_schedule: EpilogueSchedule = EpilogueSchedule.NotApplicable
 
     def __lt__(self, other: "KernelConfig") -> bool:  # enums are not orderable: order by name
         return self.name < other.name
 
     def __post_init__(self) -> None:
-        for label, dims in (("tb", self.tb), ("warp", self.warp), ("inst", self.inst), ("align", self.align)):
+        for label, dims in (("tb", self.tb), ("warp", self.warp), ("inst", self.inst), ("align", self.align),
+                            ("cluster", self.cluster)):
             if len(dims) != 3 or any(int(d) <= 0 for d in dims):
                 raise ValueError(f"{label} must be three positive ints, got {dims!r}")
         for i in range(3):
@@ -177,17 +314,62 @@ class KernelConfig:
                 raise ValueError(f"threadblock tile {self.tb} is not a multiple of warp tile {self.warp}")
             if self.warp[i] % self.inst[i]:
                 raise ValueError(f"warp tile {self.warp} is not a multiple of instruction {self.inst}")
-        if self.stages < 2:
-            raise ValueError(f"stages must be >= 2, got {self.stages}")
         if self.split_k_slices < 1:
             raise ValueError(f"split_k_slices must be >= 1, got {self.split_k_slices}")
         if (self.split_k_mode is SplitKMode.NoSplit) != (self.split_k_slices == 1):
             raise ValueError("split_k_slices > 1 needs split_k_mode=Serial and vice versa")
+        if self.spec.cutlass_api == 3:
+            self._check_3x()
+            return
+        if self.stages < 2:
+            raise ValueError(f"stages must be >= 2, got {self.stages}")
+        if (self.cluster != (1, 1, 1) or self.kernel_schedule is not KernelSchedule.NotApplicable
+                or self.epilogue_schedule is not EpilogueSchedule.NotApplicable):
+            raise ValueError(f"{self.family.value} is a CUTLASS 2.x family: cluster, kernel_schedule and "
+                             "epilogue_schedule must keep their defaults")
+
+    def _check_3x(self) -> None:
+        spec = self.spec
+        f = self.family.value
+        if self.stages != 0 and self.stages < 2:
+            raise ValueError(f"stages must be 0 (auto) or >= 2, got {self.stages}")
+        if self.kernel_schedule is KernelSchedule.NotApplicable or self.epilogue_schedule is EpilogueSchedule.NotApplicable:
+            raise ValueError(f"{f} is a CUTLASS 3.x family: give a kernel and an epilogue schedule")
+        if self.cluster[2] != 1:
+            raise ValueError(f"cluster K must be 1, got {self.cluster}")
+        atom = spec.instruction_shape
+        if self.tb[0] % atom[0] or self.tb[1] % atom[1] or not 8 <= self.tb[1] <= 256 or self.tb[2] % atom[2]:
+            raise ValueError(f"{f}: tile {self.tb} does not fit wgmma (M a multiple of {atom[0]}, "
+                             f"N a multiple of {atom[1]} up to 256, K a multiple of {atom[2]})")
+        warp, inst = derived_warp_inst(self.family, self.tb, self.kernel_schedule)
+        if (self.warp, self.inst) != (warp, inst):
+            raise ValueError(f"{f}: warp/inst are derived from the tile: warp={warp}, inst={inst}")
+        fixed = {"swizzle": Swizzle.Identity1, "iterator": IteratorAlgorithm.Optimized,
+                 "stride_support": StrideSupport.Strided, "split_k_mode": SplitKMode.NoSplit,
+                 "align": tma_alignment(self.family), "epilogue": spec.epilogue}
+        for k, v in fixed.items():
+            if getattr(self, k) != v:
+                raise ValueError(f"{f}: {k} must be {v!r} for a CUTLASS 3.x kernel, got {getattr(self, k)!r}")
+
+    @classmethod
+    def sm90(cls, family: Family, tb: tuple[int, int, int], cluster: tuple[int, int, int] = (1, 1, 1),
+             stages: int = 0, kernel_schedule: KernelSchedule = KernelSchedule.ImplicitTmaWarpSpecializedSm90,
+             epilogue_schedule: EpilogueSchedule = EpilogueSchedule.TmaWarpSpecialized) -> "KernelConfig":
+        """A CUTLASS 3.x config of ``family`` (the derived and fixed fields filled in)."""
+        tb = (int(tb[0]), int(tb[1]), int(tb[2]))
+        warp, inst = derived_warp_inst(family, tb, kernel_schedule)
+        return cls(family=family, tb=tb, warp=warp, inst=inst, stages=stages, align=tma_alignment(family),
+                   epilogue=family.spec.epilogue, cluster=(int(cluster[0]), int(cluster[1]), int(cluster[2])),
+                   kernel_schedule=kernel_schedule, epilogue_schedule=epilogue_schedule)
 
     # ----------------------------------------------------------------- derived
     @property
     def spec(self) -> FamilySpec:
         return FAMILY_SPECS[self.family]
+
+    @property
+    def cutlass_api(self) -> int:
+        return self.spec.cutlass_api
 
     @property
     def warp_count(self) -> tuple[int, int, int]:
@@ -196,6 +378,8 @@ class KernelConfig:
     @property
     def threads(self) -> int:
         m, n, k = self.warp_count
+        if self.cutlass_api == 3:  # one producer warp group + the consumer warp groups
+            return 128 * (1 + m * n * k)
         return 32 * m * n * k
 
     @property
@@ -203,18 +387,27 @@ class KernelConfig:
         """Shared memory of the multistage mainloop (A and B tiles times stages).
 
         The collector records the exact ``sizeof(SharedStorage)`` from the compiled kernel; this
-        estimate is used before compiling to drop configs no GPU could run."""
+        estimate is used before compiling to drop configs no GPU could run.  A CUTLASS 3.x config
+        with automatic stages fills the SM90 block limit by construction."""
         s = self.spec
-        return self.stages * self.tb[2] * (self.tb[0] * s.bytes_a + self.tb[1] * s.bytes_b)
+        per_stage = self.tb[2] * (self.tb[0] * s.bytes_a + self.tb[1] * s.bytes_b)
+        if self.cutlass_api == 3 and self.stages == 0:
+            return SMEM_LIMIT_BYTES["sm_90"]
+        return self.stages * per_stage
+
+    def _stages_text(self) -> str:
+        return "auto" if self.stages == 0 else str(self.stages)
 
     @property
     def kernel_name(self) -> str:
         """Name of the compiled kernel instance: every template parameter (split-k is a run-time
         argument of the same instance, so it is left out here and only here)."""
         t = "x".join(map(str, self.tb))
+        a = "x".join(map(str, self.align))
+        if self.cutlass_api == 3:
+            return self.name
         w = "x".join(map(str, self.warp))
         i = "x".join(map(str, self.inst))
-        a = "x".join(map(str, self.align))
         return (
             f"{self.family.value}_t{t}_w{w}_i{i}_s{self.stages}_sw{self.swizzle.value}"
             f"_{self.iterator.value}_{self.stride_support.value}_a{a}_{self.epilogue.value}"
@@ -224,9 +417,13 @@ class KernelConfig:
     def name(self) -> str:
         """Unique, stable name including every field that changes the kernel or its launch."""
         t = "x".join(map(str, self.tb))
+        a = "x".join(map(str, self.align))
+        if self.cutlass_api == 3:  # split-k is always 1; warp/inst/swizzle/iterator/stride are fixed
+            c = "x".join(map(str, self.cluster))
+            return (f"{self.family.value}_t{t}_c{c}_s{self._stages_text()}_k{self.kernel_schedule.value}"
+                    f"_e{self.epilogue_schedule.value}_a{a}_{self.epilogue.value}")
         w = "x".join(map(str, self.warp))
         i = "x".join(map(str, self.inst))
-        a = "x".join(map(str, self.align))
         sk = "1" if self.split_k_mode is SplitKMode.NoSplit else f"serial{self.split_k_slices}"
         return (
             f"{self.family.value}_t{t}_w{w}_i{i}_s{self.stages}_sw{self.swizzle.value}"
@@ -239,6 +436,18 @@ class KernelConfig:
     @classmethod
     def from_name(cls, name: str) -> "KernelConfig":
         """Parse a name produced by :attr:`name` (exact inverse)."""
+        m3 = _NAME3_RE.match(name)
+        if m3:
+            try:
+                cfg = cls.sm90(
+                    Family(m3["family"]), _dims(m3["tb"]), _dims(m3["cluster"]),
+                    0 if m3["stages"] == "auto" else int(m3["stages"]),
+                    KernelSchedule(m3["kernel_schedule"]), EpilogueSchedule(m3["epilogue_schedule"]))
+            except ValueError as exc:
+                raise ValueError(f"bad KernelConfig name {name!r}: {exc}") from exc
+            if cfg.name != name:
+                raise ValueError(f"non-canonical KernelConfig name {name!r} (canonical: {cfg.name!r})")
+            return cfg
         m = _NAME_RE.match(name)
         if not m:
             raise ValueError(f"not a KernelConfig name: {name!r}")
@@ -281,6 +490,24 @@ class KernelConfig:
         mode = SplitKMode.NoSplit if slices == 1 else SplitKMode.Serial
         return KernelConfig(**{**{f.name: getattr(self, f.name) for f in fields(self)},
                                "split_k_mode": mode, "split_k_slices": slices})
+
+
+def tma_alignment(family: Family) -> tuple[int, int, int]:
+    """Alignment (elements) of A, B, C of a CUTLASS 3.x family: 128 bits, what TMA needs and what
+    ``EmitConv3xInstance`` emits (``128 / cute::sizeof_bits_v<Element>``)."""
+    s = family.spec
+    bits = {"f16": 16, "bf16": 16, "s8": 8, "u8": 8, "f32": 32, "s32": 32}
+    return (128 // bits[s.element_a], 128 // bits[s.element_b], 128 // bits[s.element_c])
+
+
+def derived_warp_inst(family: Family, tb: tuple[int, int, int],
+                      kernel_schedule: KernelSchedule) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(warp, inst) of a CUTLASS 3.x config: the SM90 conv builder tiles the MMA with one consumer
+    warp group for the (non-persistent) warp-specialized schedule, so the "warp" tile is the CTA
+    tile, and picks ``wgmma.m64nNk<K>`` with N = the tile's N (``ss_op_selector``)."""
+    del kernel_schedule  # every SM90 conv schedule of CUTLASS 4.2 has one consumer warp group
+    atom = family.spec.instruction_shape
+    return (tuple(tb), (atom[0], int(tb[1]), atom[2]))  # type: ignore[return-value]
 
 
 #: The configuration of the question in shared/seeds/000_*: DefaultConv2dFprop int8 NCxHWx<32>,

@@ -81,6 +81,31 @@ def to_cxrskx32(wt, reorder: bool = True):  # type: ignore[no-untyped-def]
     return out
 
 
+# ----------------------------------------------------------------------------- families
+def tensor_kind(family: Family) -> str:
+    """How a family's tensors are built, referenced and checked, read from its ``FamilySpec``
+    (element types and layouts; the CUTLASS API and architecture do not matter):
+
+    * ``"int8_nc32"``: int8 NCxHWx<32> activations/output, filter CxRSKx<32> reordered with
+      ``cutlass::reorder_convK<32>``, float clamp epilogue (``check_int8``);
+    * ``"fp16_nhwc"``: fp16 NHWC activations, KRSC filter, NPQK fp16 output (``check_fp16``) -- both
+      the CUTLASS 2.x ``f16nhwc`` and the SM90 ``f16nhwc90`` families;
+    * ``"int8_nhwc"``: int8 NHWC activations, KRSC filter, NPQK int8 output, float epilogue rounded
+      to nearest and saturated (``check_int8``; the SM90 ``i8nhwc90`` family)."""
+    s = family.spec
+    if (s.element_a, s.element_b, s.element_c, s.layout_a, s.layout_b, s.layout_c) == (
+            "s8", "s8", "s8", "TensorNC32HW32", "TensorC32RSK32", "TensorNC32HW32"):
+        return "int8_nc32"
+    if (s.element_a, s.element_b, s.element_c, s.layout_a, s.layout_b, s.layout_c) == (
+            "s8", "s8", "s8", "TensorNHWC", "TensorNHWC", "TensorNHWC"):
+        return "int8_nhwc"
+    if (s.element_a, s.element_b, s.element_c, s.layout_a, s.layout_b, s.layout_c) == (
+            "f16", "f16", "f16", "TensorNHWC", "TensorNHWC", "TensorNHWC"):
+        return "fp16_nhwc"
+    raise NotImplementedError(f"cuda_backend has no tensors/reference/check for family {family.value} "
+                              f"({s.element_a} {s.layout_a} -> {s.element_c} {s.layout_c})")
+
+
 # ----------------------------------------------------------------------------- checks
 @dataclass
 class Verdict:
@@ -233,7 +258,7 @@ class CudaBackend:
         N, C, H, W, K, R, S = prob.N, prob.C, prob.H, prob.W, prob.K, prob.R, prob.S
         P, Q = prob.P, prob.Q
         crs = C * R * S
-        if family is Family.INT8_NC32HW32:
+        if tensor_kind(family) == "int8_nc32":
             x = torch.randint(-8, 9, (N, C, H, W), device="cuda", dtype=torch.int8, generator=g)
             w = torch.randint(-8, 9, (K, C, R, S), device="cuda", dtype=torch.int8, generator=g)
             acc = torch.nn.functional.conv2d(x.double(), w.double(), stride=prob.stride, padding=prob.pad,
@@ -245,6 +270,17 @@ class CudaBackend:
             b = to_cxrskx32(w, reorder=not self.skip_reorder)
             a = to_nc32hw32(x)
             d = torch.empty((N, K // 32, P, Q, 32), device="cuda", dtype=torch.int8)
+        elif tensor_kind(family) == "int8_nhwc":  # the same data and reference, NHWC / KRSC / NPQK
+            x = torch.randint(-8, 9, (N, C, H, W), device="cuda", dtype=torch.int8, generator=g)
+            w = torch.randint(-8, 9, (K, C, R, S), device="cuda", dtype=torch.int8, generator=g)
+            acc = torch.nn.functional.conv2d(x.double(), w.double(), stride=prob.stride, padding=prob.pad,
+                                             dilation=prob.dilation)
+            alpha = 32.0 / (24.0 * math.sqrt(crs))
+            ref = torch.round(acc.float() * torch.tensor(alpha, dtype=torch.float32)).clamp_(-128, 127).to(torch.int32)
+            ref = ref.permute(0, 2, 3, 1).contiguous()  # NPQK
+            a = x.permute(0, 2, 3, 1).contiguous()
+            b = w.permute(0, 2, 3, 1).contiguous()
+            d = torch.empty((N, P, Q, K), device="cuda", dtype=torch.int8)
         else:
             x = (torch.rand((N, C, H, W), device="cuda", generator=g) * 2 - 1).half()
             w = (torch.rand((K, C, R, S), device="cuda", generator=g) * 2 - 1).half()
@@ -329,7 +365,7 @@ class CudaBackend:
             if st != 0:
                 row["status"] = PK_STATUS.get(st, "launch_error")
                 continue
-            if family is Family.INT8_NC32HW32:
+            if tensor_kind(family) in ("int8_nc32", "int8_nhwc"):
                 t["d"].fill_(INT8_POISON)
             else:
                 t["d"].fill_(float("nan"))
@@ -339,7 +375,7 @@ class CudaBackend:
                 row["status"] = PK_STATUS.get(st, "launch_error")
                 continue
             try:
-                if family is Family.INT8_NC32HW32:
+                if tensor_kind(family) in ("int8_nc32", "int8_nhwc"):
                     v = check_int8(t["d"], t["ref"])
                 else:
                     v = check_fp16(t["d"], t["ref"])

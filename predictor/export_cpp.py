@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .config import FAMILY_SPECS, Family, KernelConfig
+from .config import FAMILY_SPECS, EpilogueSchedule, Family, KernelConfig, KernelSchedule
 from .features import ARGS, FEATURE_NAMES, LIMITS, cpp_feature_code, cpp_validation_code
 from .schema import file_sha256
 from .tree_ir import Leaf, Split, TreeIR
@@ -45,16 +45,21 @@ enum class StrideSupport : int { kStrided, kUnity };
 enum class SplitKMode : int { kNoSplit, kSerial };
 enum class EpilogueFunctor : int { kLinearCombination, kLinearCombinationClamp };
 enum class Swizzle : int { kIdentity1 = 1, kIdentity2 = 2, kIdentity4 = 4, kIdentity8 = 8 };
-"""
+""" + "".join(
+    f"enum class {e.__name__} : int {{ {', '.join('k' + m.name for m in e)} }};\n"
+    for e in (KernelSchedule, EpilogueSchedule))
 
 _STRUCT = """\
-/// One CUTLASS 2.x implicit-GEMM conv2d fprop kernel variant (cutlass::gemm::GemmShape<m, n, k>
-/// for the tiles, cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<swizzle>, ...).
+/// One CUTLASS implicit-GEMM conv2d fprop kernel variant.  CUTLASS 2.x (kernel_schedule ==
+/// KernelSchedule::kNotApplicable): cutlass::gemm::GemmShape<m, n, k> for the tiles,
+/// cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<swizzle>, ...  CUTLASS 3.x (SM90,
+/// sm_90a only): cute::Shape<_m, _n, Shape<_k>> tile, cluster shape, kernel and epilogue schedule
+/// for the conv / epilogue CollectiveBuilders; stages 0 = StageCountAutoCarveout.
 struct KernelConfig {
-  int tb_m, tb_n, tb_k;        // threadblock tile
-  int warp_m, warp_n, warp_k;  // warp tile
-  int inst_m, inst_n, inst_k;  // instruction shape
-  int stages;
+  int tb_m, tb_n, tb_k;        // threadblock (CTA) tile
+  int warp_m, warp_n, warp_k;  // warp tile (3.x: the tile of one consumer warp group)
+  int inst_m, inst_n, inst_k;  // instruction shape (3.x: the wgmma shape)
+  int stages;                  // pipeline stages (3.x: 0 = automatic)
   Swizzle swizzle;
   IteratorAlgorithm iterator_algorithm;
   StrideSupport stride_support;
@@ -62,8 +67,11 @@ struct KernelConfig {
   int split_k_slices;          // serial split-k slices (1 = no split)
   int align_a, align_b, align_c;  // alignment in elements
   EpilogueFunctor epilogue;
+  int cluster_m, cluster_n, cluster_k;  // thread-block cluster in CTAs (1, 1, 1 for 2.x)
+  KernelSchedule kernel_schedule;       // 3.x mainloop schedule (kNotApplicable for 2.x)
+  EpilogueSchedule epilogue_schedule;   // 3.x epilogue schedule (kNotApplicable for 2.x)
   std::int64_t smem_bytes;     // sizeof(SharedStorage) measured by the sweep, -1 if unknown
-  bool sm87_ok;                // fits a Jetson Orin (sm_87) block's shared memory
+  bool sm87_ok;                // a Jetson Orin (sm_87) runs it (never for the SM90 family)
   const char* name;            // predictor KernelConfig.name
   const char* kernel_name;     // compiled kernel instance (name without split-k)
 };
@@ -105,7 +113,9 @@ def _config_row(cfg: KernelConfig, smem: int, sm87_ok: bool) -> str:
         f"Swizzle::k{cfg.swizzle.name}", f"IteratorAlgorithm::k{cfg.iterator.name}",
         f"StrideSupport::k{cfg.stride_support.name}", f"SplitKMode::k{cfg.split_k_mode.name}",
         str(cfg.split_k_slices), f"{d['align_a']}, {d['align_b']}, {d['align_c']}",
-        f"EpilogueFunctor::k{cfg.epilogue.name}", f"INT64_C({int(smem)})", "true" if sm87_ok else "false",
+        f"EpilogueFunctor::k{cfg.epilogue.name}", f"{d['cluster_m']}, {d['cluster_n']}, {d['cluster_k']}",
+        f"KernelSchedule::k{cfg.kernel_schedule.name}", f"EpilogueSchedule::k{cfg.epilogue_schedule.name}",
+        f"INT64_C({int(smem)})", "true" if sm87_ok else "false",
         _cstr(cfg.name), _cstr(cfg.kernel_name),
     ]
     return "    {" + ", ".join(parts) + "},"
@@ -144,7 +154,8 @@ def family_code(ir: TreeIR, model_sha: str | None = None) -> str:
     cfgs = [KernelConfig.from_name(n) for n in ir.classes]
     smem = meta.get("smem_bytes", {})
     sm87 = meta.get("sm87_ok", {})
-    rows = "\n".join(_config_row(c, int(smem.get(c.name, -1)), bool(sm87.get(c.name, False)))
+    rows = "\n".join(_config_row(c, int(smem.get(c.name, -1)),
+                                  bool(sm87.get(c.name, False)) and c.spec.supports("sm_87"))
                      for c in cfgs)
     hp = meta.get("hyperparameters", {})
     params = ", ".join(f"std::int64_t {a}" if a != "sms" else f"std::int64_t sms = INT64_C({sms})" for a in ARGS)

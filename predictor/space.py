@@ -12,8 +12,8 @@ import logging
 from typing import Iterable
 
 from .config import (
-    SEED_CONFIG, SMEM_LIMIT_BYTES, EpilogueFunctor, Family, IteratorAlgorithm, KernelConfig,
-    StrideSupport, Swizzle,
+    SEED_CONFIG, SMEM_LIMIT_BYTES, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm,
+    KernelConfig, KernelSchedule, StrideSupport, Swizzle,
 )
 
 _LOG = logging.getLogger(__name__)
@@ -21,6 +21,8 @@ _LOG = logging.getLogger(__name__)
 _GENERATORS = {
     Family.INT8_NC32HW32: "GenerateSM80_TensorOp_16832_Interleaved",
     Family.FP16_NHWC: "GenerateSM80_TensorOp_16816",
+    Family.F16_NHWC_SM90: "GenerateSM90_Conv3x",
+    Family.I8_NHWC_SM90: "GenerateSM90_Conv3x",
 }
 
 
@@ -45,11 +47,19 @@ class _CaptureManifest:
 
 def generator_tiles(family: Family) -> list[tuple[tuple[int, int, int], int, tuple[int, int, int]]]:
     """(threadblock shape, stages, warp count) of every conv2d fprop tile that ``cutlass_library``'s
-    SM80 generator emits for ``family``, in the generator's order, deduplicated."""
+    SM80 generator emits for ``family``, in the generator's order, deduplicated.  For a CUTLASS 3.x
+    family: the tiles of :func:`generator_tiles_3x` with stages 0 (auto) and the derived warp count
+    (1, 1, 1), so they compare equal to the configs' own ``(tb, stages, warp_count)``."""
     from cutlass_library import generator
     from cutlass_library.library import ConvKind, DataType, LayoutType, OperationKind
 
     spec = family.spec
+    if spec.cutlass_api == 3:
+        out3: list[tuple[tuple[int, int, int], int, tuple[int, int, int]]] = []
+        for tb, _cluster in generator_tiles_3x(family):
+            if (tb, 0, (1, 1, 1)) not in out3:
+                out3.append((tb, 0, (1, 1, 1)))
+        return out3
     manifest = _CaptureManifest()
     getattr(generator, _GENERATORS[family])(manifest, "13.0")
     out: list[tuple[tuple[int, int, int], int, tuple[int, int, int]]] = []
@@ -68,6 +78,96 @@ def generator_tiles(family: Family) -> list[tuple[tuple[int, int, int], int, tup
     return out
 
 
+def generator_tiles_3x(family: Family) -> list[tuple[tuple[int, int, int], tuple[int, int, int]]]:
+    """(tile, cluster) of every 2-D fprop kernel ``cutlass_library``'s ``GenerateSM90_Conv3x`` emits
+    with the family's input type (its accumulator/output types vary; the tile and cluster are what
+    is taken), in the generator's order, deduplicated, keeping the tiles whose K is the family's
+    (4 wgmma K steps: 64 for fp16, 128 for int8)."""
+    from cutlass_library import generator
+    from cutlass_library.library import ConvKind, DataType, OperationKind
+
+    spec = family.spec
+    manifest = _CaptureManifest()
+    getattr(generator, _GENERATORS[family])(manifest, "13.0")
+    tile_k = 4 * spec.instruction_shape[2]
+    out: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = []
+    for op in manifest.operations:
+        if (getattr(op, "operation_kind", None) != OperationKind.Conv2d or op.conv_kind != ConvKind.Fprop
+                or not getattr(op, "is_3x", False)):
+            continue
+        if op.A.element != getattr(DataType, spec.element_a) or op.B.element != getattr(DataType, spec.element_b):
+            continue
+        t = op.tile_description
+        tb = (int(t.tile_shape[0]), int(t.tile_shape[1]), int(t.tile_shape[2]))
+        if tb[2] != tile_k:
+            continue
+        item = (tb, (int(t.cluster_shape[0]), int(t.cluster_shape[1]), int(t.cluster_shape[2])))
+        if item not in out:
+            out.append(item)
+    return out
+
+
+#: SM90 grid knobs, as (tile M, tile N); the tile K of a family is 4 wgmma K steps (64 for fp16,
+#: 128 for int8).  Tiles: the 16-bit 2-D fprop tiles of ``GenerateSM90_Conv3x`` (its int8 list is
+#: a subset) plus 128x64 (the generator prefers 64x128, but conv layers with few output channels
+#: want the M-major tile).  Every tile is built with clusters 1x1 and 2x1 (the generator's; 2x1
+#: multicasts the filter tile to the two CTAs of a cluster); 1x2 (multicasts the activation tile)
+#: for the tiles up to 128x128 and the two large ones; the register-staged epilogue
+#: (NoSmemWarpSpecialized, what "auto" picks) next to the generator's TMA epilogue for the 1x1
+#: tiles up to 128x128 and the two large ones; explicit shallower pipelines for the small tiles so
+#: that two or three CTAs share an SM (with automatic stages every tile fills the SM's shared memory
+#: and runs one CTA per SM).  Kernel schedule: the warp-specialized implicit-GEMM schedule, the only
+#: one CUTLASS 4.2 has for conv.  Every config of both grids compiles (nvcc 13.0, CUTLASS 4.2).
+_SM90_EXTRA_TILES = [(128, 64)]
+_SM90_CLUSTER_1X2_TILES = [(64, 64), (64, 128), (128, 64), (128, 128), (128, 256), (256, 128)]
+_SM90_NOSMEM_TILES = [(64, 64), (64, 128), (128, 64), (128, 128), (128, 256), (256, 128)]
+_SM90_SHALLOW = {(64, 64): 4, (64, 128): 4, (128, 64): 4, (128, 128): 3}
+
+
+def _sm90_generator_tiles_mn() -> list[tuple[int, int]]:
+    """(M, N) of the 16-bit 2-D fprop tiles ``GenerateSM90_Conv3x`` lists (with K = 64)."""
+    out: list[tuple[int, int]] = []
+    for tb, _ in generator_tiles_3x(Family.F16_NHWC_SM90):
+        if tb[:2] not in out:
+            out.append(tb[:2])  # type: ignore[arg-type]
+    return out
+
+
+def sm90_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
+    """The sweep grid of a CUTLASS 3.x family (see the constants above); empty if ``arch_limit``
+    cannot run the family."""
+    if not family.spec.supports(arch_limit):
+        return []
+    tile_k = 4 * family.spec.instruction_shape[2]
+    gen = generator_tiles_3x(family)
+    tiles: list[tuple[int, int, int]] = []
+    for mn in _sm90_generator_tiles_mn() + [tb[:2] for tb, _ in gen] + _SM90_EXTRA_TILES:
+        tb = (mn[0], mn[1], tile_k)
+        if tb not in tiles:
+            tiles.append(tb)
+    ws = KernelSchedule.ImplicitTmaWarpSpecializedSm90
+    tma, nosmem = EpilogueSchedule.TmaWarpSpecialized, EpilogueSchedule.NoSmemWarpSpecialized
+    cfgs: dict[str, KernelConfig] = {}
+
+    def add(mn, cluster=(1, 1, 1), stages=0, epi=tma) -> None:  # type: ignore[no-untyped-def]
+        c = KernelConfig.sm90(family, (mn[0], mn[1], tile_k), cluster, stages, ws, epi)
+        if runs_on(c, arch_limit):
+            cfgs.setdefault(c.name, c)
+
+    for tb in tiles:
+        add(tb)
+        add(tb, (2, 1, 1))
+    for tb, cluster in gen:  # whatever else the generator lists (1x2 for 64x64)
+        add(tb, cluster)
+    for mn in _SM90_CLUSTER_1X2_TILES:
+        add(mn, (1, 2, 1))
+    for mn in _SM90_NOSMEM_TILES:
+        add(mn, epi=nosmem)
+    for mn, st in _SM90_SHALLOW.items():
+        add(mn, stages=st)
+    return sorted(cfgs.values(), key=lambda c: c.name)
+
+
 def _cfg(family: Family, tb, warp_count, stages, swizzle=Swizzle.Identity1,
          iterator=IteratorAlgorithm.Optimized, split_k=1) -> KernelConfig:
     spec = family.spec
@@ -82,7 +182,10 @@ def _cfg(family: Family, tb, warp_count, stages, swizzle=Swizzle.Identity1,
 
 
 def runs_on(cfg: KernelConfig, arch: str, smem_bytes: int | None = None) -> bool:
-    """Whether a block of ``cfg`` fits the shared memory of ``arch`` (exact size if given)."""
+    """Whether ``arch`` can run ``cfg``: its family runs there (the SM90 family only on sm_90) and a
+    block fits the shared memory of ``arch`` (exact size if given)."""
+    if not cfg.spec.supports(arch):
+        return False
     limit = SMEM_LIMIT_BYTES[arch]
     return (smem_bytes if smem_bytes is not None else cfg.smem_bytes_estimate) <= limit
 
@@ -100,7 +203,12 @@ def _stage_choices(tb: tuple[int, int, int], gen_stages: int) -> list[int]:
 
 
 def family_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
-    """The sweep grid for ``family``: valid configs whose estimated shared memory fits ``arch_limit``."""
+    """The sweep grid for ``family``: valid configs whose estimated shared memory fits ``arch_limit``
+    (CUTLASS 3.x families: :func:`sm90_grid`)."""
+    if family.spec.cutlass_api == 3:
+        out3 = sm90_grid(family, arch_limit)
+        _LOG.info("%s grid: %d configs (CUTLASS 3.x, %s only)", family.value, len(out3), family.spec.arch_min)
+        return out3
     tiles = generator_tiles(family)
     extra: list[tuple[tuple[int, int, int], int, tuple[int, int, int]]]
     if family is Family.INT8_NC32HW32:
@@ -157,7 +265,11 @@ def family_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]
 
 
 def default_config(family: Family) -> KernelConfig:
-    """``cutlass_library``'s generator default for the family: its first (largest) tile."""
+    """``cutlass_library``'s generator default for the family: its first (largest) tile (CUTLASS
+    3.x: its first fp16 tile with the generator's cluster and schedules)."""
+    if family.spec.cutlass_api == 3:
+        tb, cluster = generator_tiles_3x(family)[0]
+        return KernelConfig.sm90(family, tb, cluster)
     tb, st, wc = generator_tiles(family)[0]
     return _cfg(family, tb, wc, st)
 
@@ -170,5 +282,5 @@ def kernel_instances(cfgs: Iterable[KernelConfig]) -> dict[str, KernelConfig]:
     return out
 
 
-__all__ = ["family_grid", "generator_tiles", "default_config", "kernel_instances", "runs_on",
-           "EpilogueFunctor"]
+__all__ = ["family_grid", "generator_tiles", "generator_tiles_3x", "sm90_grid", "default_config",
+           "kernel_instances", "runs_on", "EpilogueFunctor"]
