@@ -105,6 +105,26 @@ def _done_keys(frames: list[pd.DataFrame]) -> set[tuple[str, str]]:
     return done
 
 
+def _families(args: argparse.Namespace, arch: str | None = None) -> list[Family]:
+    """``--family`` as given, or every family the target can run (the SM90 families need sm_90a:
+    a default sweep on a Jetson Orin skips them with a note)."""
+    if args.family:
+        return [Family(f) for f in args.family]
+    arch = arch or args.arch
+    if arch is None:
+        try:
+            from .cuda_backend import default_arch
+
+            arch = default_arch()
+        except ImportError:  # pragma: no cover - torch missing: no GPU either
+            arch = "sm_90"
+    out = [f for f in Family if f.spec.supports(arch)]
+    skipped = [f.value for f in Family if f not in out]
+    if skipped:
+        _LOG.info("families %s cannot run on %s: skipped", skipped, arch)
+    return out
+
+
 def _visible_gpus() -> list[str]:
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
     if env is not None:
@@ -134,8 +154,7 @@ def run_multi_gpu(args: argparse.Namespace, argv: list[str]) -> int:
         from .emit import build_library
 
         arch = args.arch or default_arch()
-        fams = [Family(f) for f in args.family] if args.family else list(Family)
-        for fam in fams:
+        for fam in _families(args, arch):
             build_library(family_grid(fam), arch, args.build_dir, args.jobs, name=fam.value)
     base = _strip_options(argv, {"--gpus": 1, "--shard": 1, "--out": 1, "--parts": 1})
     procs = []
@@ -193,7 +212,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     out = Path(args.out)
     parts_dir = Path(args.parts) if args.parts else out.with_name(out.stem + ".parts")
     store = PartStore(parts_dir, args.shard)
-    families = [Family(f) for f in args.family] if args.family else list(Family)
+    families = _families(args)
 
     # ---- work list
     plan: list[tuple[Family, list[KernelConfig], list[Shape]]] = []

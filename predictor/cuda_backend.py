@@ -82,6 +82,19 @@ def to_cxrskx32(wt, reorder: bool = True):  # type: ignore[no-untyped-def]
 
 
 # ----------------------------------------------------------------------------- families
+def poison(out, family: Family) -> None:  # type: ignore[no-untyped-def]
+    """Fill an output buffer so unwritten elements fail the check (int8: 85, fp16: NaN)."""
+    if tensor_kind(family).startswith("int8"):
+        out.fill_(INT8_POISON)
+    else:
+        out.fill_(float("nan"))
+
+
+def check_output(out, ref, family: Family) -> "Verdict":  # type: ignore[no-untyped-def]
+    """The family's correctness check of ``out`` against its reference."""
+    return check_int8(out, ref) if tensor_kind(family).startswith("int8") else check_fp16(out, ref)
+
+
 def tensor_kind(family: Family) -> str:
     """How a family's tensors are built, referenced and checked, read from its ``FamilySpec``
     (element types and layouts; the CUTLASS API and architecture do not matter):
@@ -365,20 +378,14 @@ class CudaBackend:
             if st != 0:
                 row["status"] = PK_STATUS.get(st, "launch_error")
                 continue
-            if tensor_kind(family) in ("int8_nc32", "int8_nhwc"):
-                t["d"].fill_(INT8_POISON)
-            else:
-                t["d"].fill_(float("nan"))
+            poison(t["d"], family)
             # one launch, timed (it sizes the batches), then the check (which synchronises)
             st, one, _ = self._call(cfg, pr, t, 1, ws_need=ws_need, timed_one=True)
             if st != 0:
                 row["status"] = PK_STATUS.get(st, "launch_error")
                 continue
             try:
-                if tensor_kind(family) in ("int8_nc32", "int8_nhwc"):
-                    v = check_int8(t["d"], t["ref"])
-                else:
-                    v = check_fp16(t["d"], t["ref"])
+                v = check_output(t["d"], t["ref"], family)
             except RuntimeError as exc:  # sticky errors cannot be recovered in this process
                 raise RuntimeError(f"CUDA error in {cfg.name} on {prob.key}: {exc}") from exc
             row.update(max_abs_err=v.max_abs_err, bad_frac=v.bad_frac, verified=v.ok)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import functools
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -259,20 +260,37 @@ def build_library(cfgs: Iterable[KernelConfig], arch: str, build_dir: Path | str
         label = members[0] if len(members) == 1 else f"group{len(members)}_{members[0][:40]}"
         return objdir / f"{label}-{digest}.o"
 
-    good_objs: dict[str, Path] = {}  # kernel -> object holding it
-    pending: list[list[str]] = []
+    groups = []
     for key in sorted(set(key_of.values())):
         part = [k for k in names if key_of[k] == key]
-        for i in range(0, len(part), max(1, group)):
-            members = part[i:i + max(1, group)]
-            obj = obj_for(members)
-            if obj.exists():
-                result.cached += len(members)
-                good_objs.update({k: obj for k in members})
-            elif obj.with_suffix(".err").exists() and len(members) > 1:
-                pending.extend([[k] for k in members])
-            else:
-                pending.append(members)
+        groups += [part[i:i + max(1, group)] for i in range(0, len(part), max(1, group))]
+    # a library whose manifest lists exactly these translation units is reused as it is (no
+    # objects needed: lets a machine that received only the .so skip the build)
+    plan = sorted(obj_for(m).name for m in groups)
+    lib_path, manifest = out_dir / f"lib{name}.so", out_dir / f"lib{name}.json"
+    if lib_path.exists() and manifest.exists():
+        try:
+            known = json.loads(manifest.read_text())
+        except ValueError:
+            known = {}
+        if known.get("plan") == plan:
+            result.library, result.compiled = lib_path, list(known["compiled"])
+            result.errors, result.cached = dict(known["errors"]), len(names)
+            result.seconds = time.time() - t0
+            _LOG.info("reusing %s (manifest matches): %d kernels, %d compile errors", lib_path,
+                      len(result.compiled), len(result.errors))
+            return result
+    good_objs: dict[str, Path] = {}  # kernel -> object holding it
+    pending: list[list[str]] = []
+    for members in groups:
+        obj = obj_for(members)
+        if obj.exists():
+            result.cached += len(members)
+            good_objs.update({k: obj for k in members})
+        elif obj.with_suffix(".err").exists() and len(members) > 1:
+            pending.extend([[k] for k in members])
+        else:
+            pending.append(members)
     _LOG.info("building %d kernel instances for %s (%d cached, %d jobs)", len(names), arch,
               result.cached, jobs)
     try:
@@ -327,6 +345,9 @@ def build_library(cfgs: Iterable[KernelConfig], arch: str, build_dir: Path | str
                        check=True, capture_output=True, text=True)
         tmp.replace(lib)
         result.library = lib
+        manifest.write_text(json.dumps({"plan": plan, "compiled": result.compiled, "errors": result.errors,
+                                        "arch": arch, "nvcc": nvcc_version(), "cutlass": cutlass_version()},
+                                       indent=1, sort_keys=True))
     result.seconds = time.time() - t0
     _LOG.info("built %s: %d kernels, %d compile errors, %.1f s", result.library,
               len(result.compiled), len(result.errors), result.seconds)

@@ -105,7 +105,7 @@ def _problem(row: pd.Series) -> ConvProblem:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from .cuda_backend import CudaBackend, check_fp16, check_int8
+    from .cuda_backend import CudaBackend
     from .selector import load_model, select
 
     sweep = read_sweep(args.sweep)
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             rows_shape = fdf[fdf["shape_key"] == row["shape_key"]]
             oracle = str(rows_shape.loc[rows_shape["t"].idxmin(), "config"])
             roles = {"picked": sel.name, "oracle": oracle, "best_single": best_single_name}
-            if fam is Family.INT8_NC32HW32:
+            if fam is SEED_CONFIG.family:
                 roles["seed"] = SEED_CONFIG.name
             uniq = sorted(set(roles.values()))
             meas = {r["config"]: r for r in backend.measure(p, [KernelConfig.from_name(n) for n in uniq])}
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                 rec[f"{role}_status"] = m["status"]
             rec["sweep_oracle_us"] = float(rows_shape["t"].min())
             try:
-                if fam is Family.FP16_NHWC:
+                if fam.spec.element_a == "f16":
                     rec["cudnn_us"] = cudnn_fp16_us(p)
                 else:
                     rec["cublaslt_int8_us"] = cublaslt_int8_us(p)
@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
                 rec["vendor_error"] = str(exc)[:200]
             if disp is not None and fam.value in [f.value for f in disp.families]:
                 try:
-                    rec.update(_dispatch(disp, backend, fam, p, check_int8, check_fp16))
+                    rec.update(_dispatch(disp, backend, fam, p))
                 except RuntimeError as exc:
                     rec["dispatch_error"] = str(exc)[:300]
             records.append(rec)
@@ -185,18 +185,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dispatch(disp: Any, backend: Any, fam: Family, p: ConvProblem, check_int8: Any, check_fp16: Any) -> dict[str, Any]:
+def _dispatch(disp: Any, backend: Any, fam: Family, p: ConvProblem) -> dict[str, Any]:
     import torch
+
+    from .cuda_backend import check_output
 
     t = backend._tensors(p, fam)
     shape = [p.N, p.C, p.H, p.W, p.K, p.R, p.S, p.stride, p.pad, p.dilation]
     sms = int(backend.info.get("sms", 132))
     ws_bytes = disp.workspace_bytes(fam.value, shape, sms)
     ws = torch.zeros(max(ws_bytes, 1), dtype=torch.uint8, device="cuda")
-    if fam is Family.INT8_NC32HW32:
-        t["d"].fill_(85)
-    else:
-        t["d"].fill_(float("nan"))
+    from .cuda_backend import poison
+
+    poison(t["d"], fam)
     stream = torch.cuda.current_stream().cuda_stream
     st, chosen = disp.conv2d(fam.value, shape, sms, t["a"].data_ptr(), t["b"].data_ptr(), t["d"].data_ptr(),
                              t["alpha"], 0.0, ws.data_ptr(), ws_bytes, stream)
@@ -204,7 +205,7 @@ def _dispatch(disp: Any, backend: Any, fam: Family, p: ConvProblem, check_int8: 
     out: dict[str, Any] = {"dispatch_status": st, "dispatch_config": disp.name(fam.value, chosen)}
     if st != 0:
         return out
-    v = check_int8(t["d"], t["ref"]) if fam is Family.INT8_NC32HW32 else check_fp16(t["d"], t["ref"])
+    v = check_output(t["d"], t["ref"], fam)
     out["dispatch_verified"] = v.ok
 
     def call() -> None:

@@ -32,7 +32,7 @@ python3 -m predictor.collect --quiet --family f16nhwc --shapes 2000 --target-ms 
   --out "$out/h200.parquet" --parts /tmp/f16 > /tmp/logs/f16ext.log 2>&1
 if [ "${SM90:-0}" = 1 ]; then
   python3 -m pytest -q -p no:cacheprovider tests/test_sm90.py > /tmp/logs/sm90_tests.txt 2>&1; tail -3 /tmp/logs/sm90_tests.txt
-  python3 -m predictor.collect --quiet --family f16nhwc90 --shapes 1000 --gpus all --time-limit ${T90:-200} \
+  python3 -m predictor.collect --quiet --family f16nhwc90 --family i8nhwc90 --shapes 1000 --gpus all --time-limit ${T90:-200} \
     --out "$out/h200-sm90.parquet" --parts /tmp/sm90 > /tmp/logs/sm90.log 2>&1
 fi
 grep -h "sweep stats\|wrote /root\|rror" /tmp/logs/*.log | grep -v "predictor.emit" | tail -24

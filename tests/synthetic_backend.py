@@ -33,7 +33,7 @@ class SyntheticBackend:
             tm, tn = cfg.tb[0], cfg.tb[1]
             ctas = math.ceil(prob.N * prob.P * prob.Q / tm) * math.ceil(prob.K / tn)
             waves = math.ceil(ctas / 132)
-            t = 3.0 + waves * tm * tn * prob.C * prob.R * prob.S / 2e6 / cfg.stages ** 0.1
+            t = 3.0 + waves * tm * tn * prob.C * prob.R * prob.S / 2e6 / max(cfg.stages, 2) ** 0.1
             status = "cannot_implement" if (cfg.split_k_slices > 1 and prob.C * prob.R * prob.S < 64) else "ok"
             rows.append({"config": cfg.name, "kernel": cfg.kernel_name, "status": status,
                          "verified": status == "ok", "max_abs_err": 0.0, "bad_frac": 0.0,

@@ -80,3 +80,15 @@ def test_dispatcher_cmake_builds_for_sm87_and_sm90(tmp_path: Path) -> None:
     assert "arch=compute_87" in flags and "arch=compute_90" in flags
     subprocess.run(["cmake", "--build", str(b), "-j", "2"], check=True, capture_output=True, text=True)
     assert list(b.glob("*.so"))
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+def test_library_reused_from_its_manifest_without_objects(tmp_path: Path) -> None:
+    res = build_library([SEED_CONFIG], "sm_90", tmp_path, jobs=1, name="m", group=1)
+    assert res.library is not None
+    for o in (tmp_path / "sm_90" / "obj").iterdir():
+        o.unlink()
+    again = build_library([SEED_CONFIG], "sm_90", tmp_path, jobs=1, name="m", group=1)
+    assert again.library == res.library and again.compiled == res.compiled
+    assert not any((tmp_path / "sm_90" / "obj").iterdir())  # nothing was recompiled
