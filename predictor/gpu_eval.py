@@ -266,6 +266,97 @@ def report(res: pd.DataFrame, args: argparse.Namespace, meta: dict[str, Any]) ->
     return "\n".join(lines) + "\n"
 
 
+def graph_config_us(backend: Any, cfg: KernelConfig, p: ConvProblem, t: dict[str, Any]) -> tuple[float, bool]:
+    """(time, verified) of one config through the C ABI, checked once, then timed as a CUDA-graph
+    replay of back-to-back launches (like the vendor calls)."""
+    import torch
+
+    from .cuda_backend import check_output, poison
+
+    pr = backend._problem(p, cfg)
+    st, _, ws = backend._call(cfg, pr, t, 0)
+    if st != 0:
+        return math.nan, False
+    backend._workspace(ws)  # allocate before any capture
+    poison(t["d"], cfg.family)
+    st, _, _ = backend._call(cfg, pr, t, 1, ws_need=ws)
+    if st != 0:
+        return math.nan, False
+    ok = check_output(t["d"], t["ref"], cfg.family).ok
+    torch.cuda.synchronize()
+    return graph_time_us(lambda: backend._call(cfg, pr, t, 1, ws_need=ws)), ok
+
+
+def run_cross_family(args: argparse.Namespace) -> int:
+    """fp16 network layers: the SM80 model's pick vs the SM90 family (its model's pick and its best
+    measured config) vs cuDNN, all CUDA-graph timed in one run."""
+    import torch
+
+    from .cuda_backend import CudaBackend, warm_up
+    from .selector import select
+
+    base = read_sweep(args.sweep)
+    other = read_sweep(args.sm90_sweep)
+    fam80, fam90 = Family(args.base_family), Family(args.sm90_family)
+    o = other[(other["status"] == "ok") & (other["family"] == fam90.value)].copy()
+    o["t"] = effective_times(o)
+    best90 = o.loc[o.groupby("shape_key")["t"].idxmin()].set_index("shape_key")["config"]
+    net = base[(base["family"] == fam80.value) & base["source"].str.startswith("net:")].drop_duplicates("shape_key")
+    net = net[net["shape_key"].isin(best90.index)]
+    backend = CudaBackend(build_dir=args.build_dir, reps=5, retime_top=1)
+    backend.prepare(family_grid(fam80) + family_grid(fam90))
+    warm_up(1.0)
+    recs = []
+    for _, row in net.iterrows():
+        p = _problem(row)
+        kw = dict(stride=p.stride, pad=p.pad, dilation=p.dilation, gpu=args.gpu)
+        cfgs = {"sm80_pick": select(p.N, p.C, p.H, p.W, p.K, p.R, p.S, family=fam80.value, **kw).config,
+                "sm90_best": KernelConfig.from_name(best90[row["shape_key"]])}
+        try:
+            cfgs["sm90_pick"] = select(p.N, p.C, p.H, p.W, p.K, p.R, p.S, family=fam90.value, **kw).config
+        except (FileNotFoundError, ValueError) as exc:
+            _LOG.warning("no %s pick: %s", fam90.value, exc)
+        t = backend._tensors(p, fam80)  # same tensors and layouts for both families (fp16 NHWC)
+        rec: dict[str, Any] = {"shape_key": p.key, "source": row["source"], "gflop": p.flops / 1e9}
+        for role, cfg in cfgs.items():
+            rec[f"{role}_config"] = cfg.name
+            rec[f"{role}_us"], rec[f"{role}_verified"] = graph_config_us(backend, cfg, p, t)
+        rec["cudnn_us"] = cudnn_fp16_us(p)
+        recs.append(rec)
+        _LOG.info("%s sm80 %.1f sm90 %.1f cudnn %.1f", p.key, rec["sm80_pick_us"], rec.get("sm90_pick_us", math.nan),
+                  rec["cudnn_us"])
+        del t
+        torch.cuda.empty_cache()
+    res = pd.DataFrame(recs)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    res.to_csv(out / "cross_family_layers.csv", index=False)
+    text = cross_family_report(res, args)
+    (out / "CROSS_FAMILY.md").write_text(text)
+    print(text)
+    return 0
+
+
+def cross_family_report(res: pd.DataFrame, args: argparse.Namespace) -> str:
+    lines = ["# fp16 network layers: SM80 vs SM90 CUTLASS kernels vs cuDNN (H200, all CUDA-graph timed)", "",
+             f"- command: `python -m predictor.gpu_eval {' '.join(sys.argv[1:])}`",
+             f"- date: {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}",
+             "- ratios: time(cuDNN) / time(kernel), > 1 means the CUTLASS kernel is faster; geomean over layers", "",
+             "| kernel | layers | verified | cuDNN / kernel | kernel faster on | < 1 GFLOP | 1-20 GFLOP |",
+             "|---|---|---|---|---|---|---|"]
+    for role in ("sm80_pick", "sm90_pick", "sm90_best"):
+        if f"{role}_us" not in res:
+            continue
+        r = (res["cudnn_us"] / res[f"{role}_us"]).dropna()
+        small = (res["cudnn_us"] / res[f"{role}_us"])[res["gflop"] < 1].dropna()
+        mid = (res["cudnn_us"] / res[f"{role}_us"])[(res["gflop"] >= 1) & (res["gflop"] < 20)].dropna()
+        lines.append(f"| {role} | {len(r)} | {int(res[f'{role}_verified'].fillna(False).sum())} | {_gm(r):.3f} | "
+                     f"{100 * float((r > 1).mean()):.0f}% | {_gm(small):.3f} | {_gm(mid):.3f} |")
+    lines += ["", "`sm80_pick`: the shipped SM80-family model's pick; `sm90_pick`: the SM90 family's model (trained "
+              "without these layers); `sm90_best`: the fastest SM90 config of the SM90 sweep for the layer.", ""]
+    return "\n".join(lines) + "\n"
+
+
 def fair_summary(res: pd.DataFrame) -> str:
     """Vendor library vs our dispatcher, both timed as CUDA-graph replays, by layer size."""
     lines = ["## Vendor library vs the dispatcher, both graph-timed", "",
@@ -295,6 +386,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--dispatcher", default=None, help="built dispatcher library to run end to end")
     p.add_argument("--build-dir", default="build")
     p.add_argument("--out", default="reports/gpu")
+    p.add_argument("--sm90-sweep", default=None, help="compare with this SM90 sweep's family on fp16 layers "
+                   "(graph-timed SM80 pick, SM90 pick and best, cuDNN)")
+    p.add_argument("--base-family", default=Family.FP16_NHWC.value)
+    p.add_argument("--sm90-family", default="f16nhwc90")
     p.add_argument("--summarize", default=None, metavar="CSV",
                    help="no GPU: print the graph-timed comparison of an earlier run's layers.csv")
     args = p.parse_args(argv)
@@ -302,6 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.summarize:
         print(fair_summary(pd.read_csv(args.summarize)))
         return 0
+    if args.sm90_sweep:
+        return run_cross_family(args)
     return run(args)
 
 

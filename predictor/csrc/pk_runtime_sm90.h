@@ -107,32 +107,7 @@ struct Runner3x {
     Op op;  // initialize() builds the TMA descriptors (host side, needs the device pointers)
     if (op.initialize(args, workspace, stream) != cutlass::Status::kSuccess) return PK_INIT_ERROR;
     if (cudaGetLastError() != cudaSuccess) return PK_INIT_ERROR;
-    if (mode == 1) {
-      if (op.run(stream) != cutlass::Status::kSuccess) return PK_LAUNCH_ERROR;
-      if (cudaGetLastError() != cudaSuccess) return PK_LAUNCH_ERROR;
-      return PK_OK;
-    }
-    cudaEvent_t start, stop;
-    if (cudaEventCreate(&start) != cudaSuccess) return PK_LAUNCH_ERROR;
-    if (cudaEventCreate(&stop) != cudaSuccess) { cudaEventDestroy(start); return PK_LAUNCH_ERROR; }
-    int status = PK_OK;
-    for (int r = 0; r < reps && status == PK_OK; ++r) {
-      cudaEventRecord(start, stream);
-      for (int i = 0; i < iters; ++i) {
-        if (op.run(stream) != cutlass::Status::kSuccess) { status = PK_LAUNCH_ERROR; break; }
-      }
-      cudaEventRecord(stop, stream);
-      if (cudaEventSynchronize(stop) != cudaSuccess || cudaGetLastError() != cudaSuccess) {
-        status = PK_LAUNCH_ERROR;
-        break;
-      }
-      float ms = 0.f;
-      cudaEventElapsedTime(&ms, start, stop);
-      times_ms[r] = ms;
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    return status;
+    return launch(op, stream, mode, iters, reps, times_ms);
   }
 };
 
