@@ -34,6 +34,57 @@ enum PkStatus {
 
 namespace pk {
 
+// mode 1: one launch (timed into times_ms[0] if times_ms is given: sizes the batches);
+// mode 2: `reps` batches of `iters` back-to-back launches, an event between batches and one
+// synchronisation at the end; times_ms[r] = batch r.  Shared by the CUTLASS 2.x and 3.x runners.
+template <typename Op>
+int launch(Op& op, cudaStream_t stream, int mode, int iters, int reps, float* times_ms) {
+  if (mode == 1) {
+    // one launch; if times_ms is given it also receives that launch's time (sizes the batches)
+    cudaEvent_t e0 = nullptr, e1 = nullptr;
+    if (times_ms && (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess)) return PK_LAUNCH_ERROR;
+    if (times_ms) cudaEventRecord(e0, stream);
+    int st = op.run(stream) == cutlass::Status::kSuccess ? PK_OK : PK_LAUNCH_ERROR;
+    if (cudaGetLastError() != cudaSuccess) st = PK_LAUNCH_ERROR;
+    if (times_ms) {
+      cudaEventRecord(e1, stream);
+      if (cudaEventSynchronize(e1) != cudaSuccess) st = PK_LAUNCH_ERROR;
+      float ms = 0.f;
+      cudaEventElapsedTime(&ms, e0, e1);
+      times_ms[0] = ms;
+      cudaEventDestroy(e0);
+      cudaEventDestroy(e1);
+    }
+    return st;
+  }
+  // reps batches back to back, one event between batches, one synchronisation at the end
+  constexpr int kMaxReps = 64;
+  if (reps < 1 || reps > kMaxReps) return PK_LAUNCH_ERROR;
+  cudaEvent_t ev[kMaxReps + 1];
+  int made = 0;
+  int status = PK_OK;
+  for (; made <= reps; ++made) {
+    if (cudaEventCreate(&ev[made]) != cudaSuccess) { status = PK_LAUNCH_ERROR; break; }
+  }
+  if (status == PK_OK) {
+    cudaEventRecord(ev[0], stream);
+    for (int r = 0; r < reps && status == PK_OK; ++r) {
+      for (int i = 0; i < iters; ++i) {
+        if (op.run(stream) != cutlass::Status::kSuccess) { status = PK_LAUNCH_ERROR; break; }
+      }
+      cudaEventRecord(ev[r + 1], stream);
+    }
+    if (cudaEventSynchronize(ev[reps]) != cudaSuccess || cudaGetLastError() != cudaSuccess) status = PK_LAUNCH_ERROR;
+    for (int r = 0; r < reps && status == PK_OK; ++r) {
+      float ms = 0.f;
+      cudaEventElapsedTime(&ms, ev[r], ev[r + 1]);
+      times_ms[r] = ms;
+    }
+  }
+  for (int i = 0; i < made; ++i) cudaEventDestroy(ev[i]);
+  return status;
+}
+
 template <typename Kernel>
 struct Runner {
   using Op = cutlass::conv::device::ImplicitGemmConvolution<Kernel>;
@@ -54,8 +105,7 @@ struct Runner {
   }
 
   // mode 0: query workspace size (returned in *ws_needed) and can_implement only.
-  // mode 1: one launch (for the correctness check).
-  // mode 2: `reps` timed batches of `iters` back-to-back launches; times_ms[r] = batch time.
+  // mode 1 / 2: see launch().
   static int run(const PkProblem* pr, void* A, void* B, void* C, void* D, float alpha, float beta,
                  void* workspace, size_t workspace_bytes, void* stream_ptr, int mode, int iters,
                  int reps, float* times_ms, size_t* ws_needed) {
@@ -85,50 +135,7 @@ struct Runner {
     if (need > workspace_bytes) return PK_WORKSPACE_TOO_SMALL;
     if (op.initialize(args, workspace, stream) != cutlass::Status::kSuccess) return PK_INIT_ERROR;
     if (cudaGetLastError() != cudaSuccess) return PK_INIT_ERROR;
-    if (mode == 1) {
-      // one launch; if times_ms is given it also receives that launch's time (sizes the batches)
-      cudaEvent_t e0 = nullptr, e1 = nullptr;
-      if (times_ms && (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess)) return PK_LAUNCH_ERROR;
-      if (times_ms) cudaEventRecord(e0, stream);
-      int st = op.run(stream) == cutlass::Status::kSuccess ? PK_OK : PK_LAUNCH_ERROR;
-      if (cudaGetLastError() != cudaSuccess) st = PK_LAUNCH_ERROR;
-      if (times_ms) {
-        cudaEventRecord(e1, stream);
-        if (cudaEventSynchronize(e1) != cudaSuccess) st = PK_LAUNCH_ERROR;
-        float ms = 0.f;
-        cudaEventElapsedTime(&ms, e0, e1);
-        times_ms[0] = ms;
-        cudaEventDestroy(e0);
-        cudaEventDestroy(e1);
-      }
-      return st;
-    }
-    // reps batches back to back, one event between batches, one synchronisation at the end
-    constexpr int kMaxReps = 64;
-    if (reps < 1 || reps > kMaxReps) return PK_LAUNCH_ERROR;
-    cudaEvent_t ev[kMaxReps + 1];
-    int made = 0;
-    int status = PK_OK;
-    for (; made <= reps; ++made) {
-      if (cudaEventCreate(&ev[made]) != cudaSuccess) { status = PK_LAUNCH_ERROR; break; }
-    }
-    if (status == PK_OK) {
-      cudaEventRecord(ev[0], stream);
-      for (int r = 0; r < reps && status == PK_OK; ++r) {
-        for (int i = 0; i < iters; ++i) {
-          if (op.run(stream) != cutlass::Status::kSuccess) { status = PK_LAUNCH_ERROR; break; }
-        }
-        cudaEventRecord(ev[r + 1], stream);
-      }
-      if (cudaEventSynchronize(ev[reps]) != cudaSuccess || cudaGetLastError() != cudaSuccess) status = PK_LAUNCH_ERROR;
-      for (int r = 0; r < reps && status == PK_OK; ++r) {
-        float ms = 0.f;
-        cudaEventElapsedTime(&ms, ev[r], ev[r + 1]);
-        times_ms[r] = ms;
-      }
-    }
-    for (int i = 0; i < made; ++i) cudaEventDestroy(ev[i]);
-    return status;
+    return launch(op, stream, mode, iters, reps, times_ms);
   }
 };
 
