@@ -402,20 +402,14 @@ class KernelConfig:
     def kernel_name(self) -> str:
         """Name of the compiled kernel instance: every template parameter (split-k is a run-time
         argument of the same instance, so it is left out here and only here)."""
-        t = "x".join(map(str, self.tb))
-        a = "x".join(map(str, self.align))
-        if self.cutlass_api == 3:
-            return self.name
-        w = "x".join(map(str, self.warp))
-        i = "x".join(map(str, self.inst))
-        return (
-            f"{self.family.value}_t{t}_w{w}_i{i}_s{self.stages}_sw{self.swizzle.value}"
-            f"_{self.iterator.value}_{self.stride_support.value}_a{a}_{self.epilogue.value}"
-        )
+        return self._name(with_split_k=False)
 
     @property
     def name(self) -> str:
         """Unique, stable name including every field that changes the kernel or its launch."""
+        return self._name(with_split_k=True)
+
+    def _name(self, with_split_k: bool) -> str:
         t = "x".join(map(str, self.tb))
         a = "x".join(map(str, self.align))
         if self.cutlass_api == 3:  # split-k is always 1; warp/inst/swizzle/iterator/stride are fixed
@@ -427,7 +421,8 @@ class KernelConfig:
         sk = "1" if self.split_k_mode is SplitKMode.NoSplit else f"serial{self.split_k_slices}"
         return (
             f"{self.family.value}_t{t}_w{w}_i{i}_s{self.stages}_sw{self.swizzle.value}"
-            f"_{self.iterator.value}_{self.stride_support.value}_sk{sk}_a{a}_{self.epilogue.value}"
+            f"_{self.iterator.value}_{self.stride_support.value}{f'_sk{sk}' if with_split_k else ''}"
+            f"_a{a}_{self.epilogue.value}"
         )
 
     def __str__(self) -> str:
