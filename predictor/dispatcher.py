@@ -95,11 +95,19 @@ extern "C" int pkd_conv2d_{f}(const int64_t* s, int64_t sms, void* x, void* w, v
 
 
 def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: str | Path = "export",
-             out_dir: str | Path | None = None) -> Path:
-    """Write ``<out_dir>/<slug>_dispatch.cu``, ``pk_runtime.h`` and ``CMakeLists.txt``."""
-    models = load_models(models_dir, slug)
+             out_dir: str | Path | None = None, families: Sequence[str] | None = None) -> Path:
+    """Write ``<out_dir>/<slug>_dispatch.cu``, ``pk_runtime.h`` and ``CMakeLists.txt``.
+
+    ``families`` defaults to the CUTLASS 2.x (SM80-family) models, whose dispatcher builds for
+    sm_87 and sm_90 (``export/dispatch/``); name SM90 families explicitly to get a Hopper-only
+    dispatcher (default folder ``export/dispatch_sm90/``)."""
+    if families is None:
+        families = [f.value for f in Family if f.spec.cutlass_api == 2]
+    models = [m for m in load_models(models_dir, slug) if m[0].meta["family"] in families]
     if not models:
-        raise FileNotFoundError(f"no {slug}-<family>.tree.json model in {models_dir}")
+        raise FileNotFoundError(f"no {slug}-<family>.tree.json model of {list(families)} in {models_dir}")
+    if out_dir is None and any(Family(f).spec.cutlass_api == 3 for f in families):
+        out_dir = Path(export_dir) / "dispatch_sm90"
     header = header_path(export_dir, slug)
     if not header.exists():
         raise FileNotFoundError(f"{header} not found: run python -m predictor.train first")
@@ -284,6 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     g.add_argument("--models-dir", default="models")
     g.add_argument("--slug", default="h200")
     g.add_argument("--export-dir", default="export")
+    g.add_argument("--family", action="append", default=None, choices=[f.value for f in Family],
+                   help="families to dispatch (default: the SM80-family ones, buildable for sm_87 and sm_90)")
     b = sub.add_parser("build", help="compile the generated dispatcher with nvcc")
     b.add_argument("source")
     b.add_argument("--arch", default="sm_90", choices=sorted(ARCH_GENCODE) + sorted(ARCH_SPECIFIC_GENCODE))
@@ -292,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.cmd == "generate":
-        generate(args.models_dir, args.slug, args.export_dir)
+        generate(args.models_dir, args.slug, args.export_dir, families=args.family)
     else:
         _LOG.info("built %s", build(args.source, args.arch, args.out, args.compile_only))
     return 0
