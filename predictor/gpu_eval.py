@@ -306,6 +306,7 @@ def run_cross_family(args: argparse.Namespace) -> int:
     backend = CudaBackend(build_dir=args.build_dir, reps=5, retime_top=1)
     backend.prepare(family_grid(fam80) + family_grid(fam90))
     warm_up(1.0)
+    fp16 = fam80.spec.element_a == "f16"
     recs = []
     for _, row in net.iterrows():
         p = _problem(row)
@@ -316,42 +317,47 @@ def run_cross_family(args: argparse.Namespace) -> int:
             cfgs["sm90_pick"] = select(p.N, p.C, p.H, p.W, p.K, p.R, p.S, family=fam90.value, **kw).config
         except (FileNotFoundError, ValueError) as exc:
             _LOG.warning("no %s pick: %s", fam90.value, exc)
-        t = backend._tensors(p, fam80)  # same tensors and layouts for both families (fp16 NHWC)
+        tensors = {f: backend._tensors(p, f) for f in {c.family for c in cfgs.values()}}  # each family's layouts
         rec: dict[str, Any] = {"shape_key": p.key, "source": row["source"], "gflop": p.flops / 1e9}
         for role, cfg in cfgs.items():
             rec[f"{role}_config"] = cfg.name
-            rec[f"{role}_us"], rec[f"{role}_verified"] = graph_config_us(backend, cfg, p, t)
-        rec["cudnn_us"] = cudnn_fp16_us(p)
+            rec[f"{role}_us"], rec[f"{role}_verified"] = graph_config_us(backend, cfg, p, tensors[cfg.family])
+        rec["vendor"] = "cudnn" if fp16 else "cublaslt_int8"
+        rec["vendor_us"] = cudnn_fp16_us(p) if fp16 else cublaslt_int8_us(p)
         recs.append(rec)
-        _LOG.info("%s sm80 %.1f sm90 %.1f cudnn %.1f", p.key, rec["sm80_pick_us"], rec.get("sm90_pick_us", math.nan),
-                  rec["cudnn_us"])
-        del t
+        _LOG.info("%s sm80 %.1f sm90 %.1f vendor %s", p.key, rec["sm80_pick_us"], rec.get("sm90_pick_us", math.nan),
+                  rec["vendor_us"])
+        del tensors
         torch.cuda.empty_cache()
     res = pd.DataFrame(recs)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    res.to_csv(out / "cross_family_layers.csv", index=False)
+    res.to_csv(out / f"cross_family_{fam90.value}.csv", index=False)
     text = cross_family_report(res, args)
-    (out / "CROSS_FAMILY.md").write_text(text)
+    (out / f"CROSS_FAMILY_{fam90.value}.md").write_text(text)
     print(text)
     return 0
 
 
 def cross_family_report(res: pd.DataFrame, args: argparse.Namespace) -> str:
-    lines = ["# fp16 network layers: SM80 vs SM90 CUTLASS kernels vs cuDNN (H200, all CUDA-graph timed)", "",
+    vendor = str(res["vendor"].iloc[0]) if len(res) else "vendor"
+    lines = [f"# {args.base_family} network layers: SM80 vs SM90 CUTLASS kernels vs {vendor} "
+             "(H200, all CUDA-graph timed)", "",
              f"- command: `python -m predictor.gpu_eval {' '.join(sys.argv[1:])}`",
              f"- date: {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}",
-             "- ratios: time(cuDNN) / time(kernel), > 1 means the CUTLASS kernel is faster; geomean over layers", "",
-             "| kernel | layers | verified | cuDNN / kernel | kernel faster on | < 1 GFLOP | 1-20 GFLOP |",
+             f"- ratios: time({vendor}) / time(kernel), > 1 means the CUTLASS kernel is faster; geomean over the "
+             f"layers {vendor} can run" + ("" if vendor == "cudnn" else " (1x1, stride 1, unpadded: a plain GEMM)"),
+             "",
+             f"| kernel | layers | verified | {vendor} / kernel | kernel faster on | < 1 GFLOP | 1-20 GFLOP |",
              "|---|---|---|---|---|---|---|"]
     for role in ("sm80_pick", "sm90_pick", "sm90_best"):
         if f"{role}_us" not in res:
             continue
-        r = (res["cudnn_us"] / res[f"{role}_us"]).dropna()
-        small = (res["cudnn_us"] / res[f"{role}_us"])[res["gflop"] < 1].dropna()
-        mid = (res["cudnn_us"] / res[f"{role}_us"])[(res["gflop"] >= 1) & (res["gflop"] < 20)].dropna()
-        lines.append(f"| {role} | {len(r)} | {int(res[f'{role}_verified'].fillna(False).sum())} | {_gm(r):.3f} | "
-                     f"{100 * float((r > 1).mean()):.0f}% | {_gm(small):.3f} | {_gm(mid):.3f} |")
+        ratio = res["vendor_us"] / res[f"{role}_us"]
+        r = ratio.dropna()
+        small, mid = ratio[res["gflop"] < 1].dropna(), ratio[(res["gflop"] >= 1) & (res["gflop"] < 20)].dropna()
+        lines.append(f"| {role} | {len(r)} | {int(res[f'{role}_verified'].fillna(False).sum())}/{len(res)} | "
+                     f"{_gm(r):.3f} | {100 * float((r > 1).mean()):.0f}% | {_gm(small):.3f} | {_gm(mid):.3f} |")
     lines += ["", "`sm80_pick`: the shipped SM80-family model's pick; `sm90_pick`: the SM90 family's model (trained "
               "without these layers); `sm90_best`: the fastest SM90 config of the SM90 sweep for the layer.", ""]
     return "\n".join(lines) + "\n"
