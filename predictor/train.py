@@ -516,7 +516,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise TrainError(f"{sweep_name}: no rows with status == 'ok' and verified == True")
         models = []
         for f in fams:
-            m = train_family(df, Family(f), sweep=sweep_name, sweep_sha=sha, target=args.target,
+            # provenance: the file(s) holding this family's rows (one file: its own sha256)
+            own = [i for i, fr in enumerate(frames) if (fr["family"].astype(str) == f).any()]
+            f_name = args.sweep[own[0]] if len(own) == 1 else sweep_name
+            f_sha = shas[own[0]] if len(own) == 1 else sha
+            m = train_family(df, Family(f), sweep=f_name, sweep_sha=f_sha, target=args.target,
                              slug_override=args.slug,
                              max_portfolio=args.max_portfolio, seed=args.seed,
                              holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
