@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 
 def select(*args: Any, **kwargs: Any) -> Any:
-    """Pick a kernel config for a conv2d problem (see :func:`predictor.select.select`)."""
+    """Pick a kernel config for a conv2d problem (see :func:`predictor.selector.select`)."""
     from .selector import select as _select
 
     return _select(*args, **kwargs)
