@@ -97,6 +97,36 @@ class PartStore:
         return path
 
 
+    @staticmethod
+    def crashes(marker: Path) -> int:
+        """How often the collector died while measuring this problem (its marker's count)."""
+        try:
+            return int(marker.read_text() or 0)
+        except (FileNotFoundError, ValueError):
+            return 0
+
+    @staticmethod
+    def mark(marker: Path, count: int) -> None:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(str(count))
+
+    @staticmethod
+    def unmark(markers: list[Path]) -> None:
+        """Forget the markers of problems whose rows are now saved."""
+        for m in markers:
+            m.unlink(missing_ok=True)
+
+
+def crashed_row(cfg: KernelConfig, died: int) -> dict[str, Any]:
+    """The row of a config on a problem during which the collector process died ``died`` times
+    (e.g. a kernel left a sticky CUDA error): recorded, never selected, and the sweep moves on."""
+    nan = float("nan")
+    return {"config": cfg.name, "kernel": cfg.kernel_name, "status": "launch_error", "verified": False,
+            "max_abs_err": nan, "bad_frac": nan, "time_us": nan, "time_p20_us": nan, "time_p80_us": nan,
+            "time_min_us": nan, "retime_us": nan, "iters": 0, "reps": 0, "smem_bytes": -1,
+            "error": f"the collector process died {died} time(s) while measuring this problem"}
+
+
 def _done_keys(frames: list[pd.DataFrame]) -> set[tuple[str, str]]:
     done: set[tuple[str, str]] = set()
     for df in frames:
@@ -289,6 +319,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     bar = tqdm(total=len(todo), desc="sweep", unit="problem", disable=tqdm is None or args.quiet) if tqdm else None
     t_sweep = time.time()
     pending: list[dict[str, Any]] = []
+    markers: list[Path] = []
     last_flush = time.time()
     n_done = 0
     stopped_early = False
@@ -297,7 +328,17 @@ def run_sweep(args: argparse.Namespace) -> int:
             stopped_early = True
             _LOG.warning("time limit reached after %d problems; re-run the same command to resume", n_done)
             break
-        rows = backend.measure(shape.problem, cfgs)
+        marker = store.folder / "inflight" / f"{fam.value}__{shape.problem.key}"
+        died = store.crashes(marker)
+        if died >= args.max_crashes:
+            _LOG.error("%s %s: the collector died %d time(s) while measuring it; recorded as launch_error",
+                       fam.value, shape.problem.key, died)
+            rows = [crashed_row(c, died) for c in cfgs]
+        else:
+            store.mark(marker, died + 1)  # survives a crash: the next run knows which problem did it
+            rows = backend.measure(shape.problem, cfgs)
+            store.mark(marker, 0)
+        markers.append(marker)
         sms = int(info.get("sms", 0) or 0)
         by_name = {c.name: c for c in cfgs}
         for r in rows:
@@ -315,9 +356,11 @@ def run_sweep(args: argparse.Namespace) -> int:
             bar.update(1)
         if time.time() - last_flush > args.flush_seconds:
             store.write(pending, meta)
-            pending, last_flush = [], time.time()
+            store.unmark(markers)
+            pending, last_flush, markers = [], time.time(), []
     if pending:
         store.write(pending, meta)
+        store.unmark(markers)
     if bar is not None:
         bar.close()
     sweep_s = time.time() - t_sweep
@@ -441,6 +484,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "takes a sub-shard of this shard with its own CUDA_VISIBLE_DEVICES, then the parts are merged")
     p.add_argument("--done-from", action="append", default=[], metavar="PARQUET",
                    help="also skip problems already in these sweep files (used by --gpus workers)")
+    p.add_argument("--max-crashes", type=int, default=2,
+                   help="after the process died this often while measuring one problem (a sticky CUDA error), "
+                        "record its configs as launch_error instead of trying again")
     p.add_argument("--fresh", action="store_true", help="ignore rows already in --out (chunks are still resumed)")
     p.add_argument("--dry-run", action="store_true", help="print the work list and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

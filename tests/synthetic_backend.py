@@ -28,6 +28,8 @@ class SyntheticBackend:
 
     def measure(self, prob: ConvProblem, configs: list[KernelConfig]) -> list[dict[str, Any]]:
         time.sleep(self.delay)
+        if prob.key == os.environ.get("SYNTHETIC_CRASH_KEY"):
+            os._exit(17)  # like a process killed by a sticky CUDA error
         rows = []
         for cfg in configs:
             tm, tn = cfg.tb[0], cfg.tb[1]

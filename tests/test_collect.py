@@ -151,3 +151,28 @@ def test_extending_a_sweep_keeps_the_earlier_runs_metadata(tmp_path: Path) -> No
     meta = read_metadata(out)
     assert read_sweep(out)["shape_key"].nunique() >= 10
     assert meta["history"][0]["command"] == first["command"]
+
+
+def test_problem_that_kills_the_process_is_recorded_after_two_crashes(tmp_path: Path) -> None:
+    """A problem during which the collector dies (a sticky CUDA error) is retried once, then its
+    configs are recorded as launch_error and the sweep completes: no endless loop, no lost rows."""
+    out = tmp_path / "c.parquet"
+    args = ["--out", str(out), *COMMON, "--shapes", "12", "--flush-seconds", "0"]
+    from predictor.shapes import default_shapes
+    from predictor.config import Family
+
+    bad = default_shapes(Family.INT8_NC32HW32, 12)[5].problem.key
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SYNTHETIC_CRASH_KEY": bad}
+    for _ in range(2):
+        res = subprocess.run([sys.executable, "-m", "predictor.collect", *args], cwd=ROOT, env=env,
+                             capture_output=True, text=True)
+        assert res.returncode == 17
+    res = subprocess.run([sys.executable, "-m", "predictor.collect", *args], cwd=ROOT, env=env,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    df = read_sweep(out)
+    assert df["shape_key"].nunique() == 12 and len(df) == 12 * 6
+    crashed = df[df["shape_key"] == bad]
+    assert set(crashed["status"]) == {"launch_error"}
+    assert crashed["error"].str.contains("died 2 time").all()
+    assert (df[df["shape_key"] != bad]["status"] == "ok").mean() > 0.9
