@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from . import emit
 from .config import Family, KernelConfig
 from .schema import merge_frames, read_metadata, read_sweep, validate_frame, write_sweep
 from .shapes import DEFAULT_MAX_GFLOP, DEFAULT_MAX_MBYTES, Shape, default_shapes, fits, read_layers_csv
@@ -297,20 +298,13 @@ def run_sweep(args: argparse.Namespace) -> int:
         "shard": f"{args.shard[0]}/{args.shard[1]}", "seed": args.seed, "max_gflop": args.max_gflop,
         "max_mbytes": args.max_mbytes, "target_ms": args.target_ms, "reps": args.reps,
         "retime_top": args.retime_top, "l2": "warm (back-to-back launches on the same buffers)",
-        "nvcc": _safe_nvcc_version(), "cutlass": _safe_cutlass_version(),
-        "nvcc_flags": _safe_nvcc_flags(getattr(backend, "arch", args.arch)),
+        "nvcc": _metadata(lambda: emit.nvcc_version(), "unknown"),
+        "cutlass": _metadata(lambda: emit.cutlass_version(), "unknown"),
+        "nvcc_flags": {fam.value: _metadata(lambda fam=fam: _flags(fam, getattr(backend, "arch", args.arch)), [])
+                       for fam, _, _ in plan},
     }
-    if hasattr(backend, "warm_up"):
-        backend.warm_up()
-    else:
-        try:
-            from .cuda_backend import warm_up
-
-            if args.backend == "cuda":
-                warm_up(1.0)
-                meta["clocks_after_warm_up"] = {k: v for k, v in _device_info_safe().items() if k.startswith("clock")}
-        except ImportError:  # pragma: no cover
-            pass
+    if hasattr(backend, "warm_up"):  # the GPU idles at low clocks: record them after the warm-up
+        meta["clocks_after_warm_up"] = backend.warm_up()
 
     try:
         from tqdm import tqdm
@@ -388,40 +382,17 @@ def run_sweep(args: argparse.Namespace) -> int:
     return 0 if not stopped_early else 3
 
 
-def _device_info_safe() -> dict[str, Any]:
+def _metadata(fn: Any, default: Any) -> Any:
+    """``fn()`` for the sweep's metadata, or ``default`` where the toolchain cannot say."""
     try:
-        from .cuda_backend import device_info
-
-        return device_info()
+        return fn()
     except Exception:  # noqa: BLE001 - metadata only
-        return {}
+        return default
 
 
-def _safe_nvcc_flags(arch: str | None) -> list[str]:
-    try:
-        from .emit import nvcc_flags
-
-        return [f for f in nvcc_flags(arch or "sm_90") if not f.startswith("-I")]
-    except Exception:  # noqa: BLE001 - metadata only
-        return []
-
-
-def _safe_nvcc_version() -> str:
-    try:
-        from .emit import nvcc_version
-
-        return nvcc_version()
-    except Exception:  # noqa: BLE001 - metadata only
-        return "unknown"
-
-
-def _safe_cutlass_version() -> str:
-    try:
-        from .emit import cutlass_version
-
-        return cutlass_version()
-    except Exception:  # noqa: BLE001
-        return "unknown"
+def _flags(family: Family, arch: str | None) -> list[str]:
+    """nvcc flags of the family's kernels for target ``arch`` (include paths left out)."""
+    return [f for f in emit.nvcc_flags(family.spec.compile_arch(arch or "sm_90")) if not f.startswith("-I")]
 
 
 def run_merge(args: argparse.Namespace) -> int:

@@ -254,6 +254,11 @@ class CudaBackend:
                 self._fns[k] = (run, info)
         return stats
 
+    def warm_up(self, seconds: float = 1.0) -> dict[str, Any]:
+        """Raise the GPU's clocks from idle; returns the clocks read afterwards."""
+        warm_up(seconds)
+        return {k: v for k, v in device_info().items() if k.startswith("clock")}
+
     def smem_bytes(self, cfg: KernelConfig) -> int | None:
         fns = self._fns.get(cfg.kernel_name)
         return int(fns[1](0)) if fns else None

@@ -6,9 +6,7 @@
 #        then the on-GPU evaluation of held-out network layers + the dispatcher end to end.
 set -uo pipefail
 out=${1:?OUTDIR}
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD
+source scripts/device_env.sh || exit 1
 mkdir -p /tmp/logs
 { date -u +%FT%TZ; nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv; } > /tmp/logs/env.txt 2>&1
 CUDA_VISIBLE_DEVICES=0 python3 -m pytest -q -p no:cacheprovider -s tests/test_gpu.py > /tmp/logs/gpu_tests.txt 2>&1

@@ -7,9 +7,7 @@
 # D: the SM90 family, if its grid exists (SM90=1).
 set -uo pipefail
 out=${1:?OUTDIR}
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD
+source scripts/device_env.sh || exit 1
 mkdir -p /tmp/logs
 { date -u +%FT%TZ; nvidia-smi --query-gpu=index,name,uuid,driver_version --format=csv; } > /tmp/logs/env.txt 2>&1
 cp sweeps/h200-sm16.parquet sweeps/h200-sm32.parquet sweeps/h200.parquet "$out/"

@@ -6,9 +6,7 @@
 # 4. the fp16 on-GPU evaluation again, with the retrained SM80 model and its dispatcher.
 set -uo pipefail
 out=${1:?OUTDIR}
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD
+source scripts/device_env.sh || exit 1
 mkdir -p /tmp/logs /tmp/models
 { date -u +%FT%TZ; nvidia-smi --query-gpu=index,name,uuid,driver_version --format=csv; } > /tmp/logs/env.txt 2>&1
 cp sweeps/h200-sm90.parquet "$out/"; chmod u+w "$out/h200-sm90.parquet"

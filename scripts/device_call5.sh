@@ -4,9 +4,7 @@
 # and int8 network layers: SM80 NCxHWx<32> pick vs SM90 pick vs SM90 best vs cuBLASLt, graph-timed.
 set -uo pipefail
 out=${1:?OUTDIR}
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD
+source scripts/device_env.sh || exit 1
 mkdir -p /tmp/logs /tmp/models
 python3 -m predictor.collect --quiet --family i8nhwc90 --shapes 600 --gpus all --time-limit ${T90:-90} \
   --out "$out/h200-sm90-i8.parquet" --parts /tmp/i8 > /tmp/logs/sm90i8.log 2>&1

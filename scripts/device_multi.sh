@@ -5,9 +5,7 @@
 # 3) the main sweep on all GPUs with a time limit (resumable).
 set -uo pipefail
 out=${1:?OUTDIR}; secs=${2:?SECONDS}; shift 2
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD
+source scripts/device_env.sh || exit 1
 { date -u +%FT%TZ; nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv
   nvcc --version | tail -1; nproc; } 2>&1 | tee "$out/env.txt"
 python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 | tee "$out/gpu_tests.txt"
