@@ -32,6 +32,7 @@ from .config import Family, KernelConfig
 from .schema import merge_frames, read_metadata, read_sweep, validate_frame, write_sweep
 from .shapes import DEFAULT_MAX_GFLOP, DEFAULT_MAX_MBYTES, Shape, default_shapes, fits, read_layers_csv
 from .space import family_grid, runs_on
+from .timing import TIMING_METHOD
 
 _LOG = logging.getLogger("predictor.collect")
 
@@ -125,6 +126,7 @@ def crashed_row(cfg: KernelConfig, died: int) -> dict[str, Any]:
     return {"config": cfg.name, "kernel": cfg.kernel_name, "status": "launch_error", "verified": False,
             "max_abs_err": nan, "bad_frac": nan, "time_us": nan, "time_p20_us": nan, "time_p80_us": nan,
             "time_min_us": nan, "retime_us": nan, "iters": 0, "reps": 0, "smem_bytes": -1,
+            "timing_method": TIMING_METHOD if args.warmup_batches != 0 else 1, "warmup_batches": args.warmup_batches,
             "error": f"the collector process died {died} time(s) while measuring this problem"}
 
 
@@ -284,7 +286,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     backend = load_backend(args.backend, **({"arch": args.arch, "build_dir": args.build_dir, "jobs": args.jobs,
                                               "target_ms": args.target_ms, "reps": args.reps,
                                               "retime_top": args.retime_top, "seed": args.seed,
-                                              "sm_count": args.sm_count or None}
+                                              "sm_count": args.sm_count or None,
+                                              "warmup_batches": args.warmup_batches}
                                              if args.backend == "cuda" else {"arch": args.arch}))
     all_cfgs = [c for _, cfgs, _ in plan for c in cfgs]
     t_build = time.time()
@@ -298,6 +301,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         "shard": f"{args.shard[0]}/{args.shard[1]}", "seed": args.seed, "max_gflop": args.max_gflop,
         "max_mbytes": args.max_mbytes, "target_ms": args.target_ms, "reps": args.reps,
         "retime_top": args.retime_top, "l2": "warm (back-to-back launches on the same buffers)",
+        "timing_method": TIMING_METHOD if args.warmup_batches != 0 else 1, "warmup_batches": args.warmup_batches,
         "nvcc": _metadata(lambda: emit.nvcc_version(), "unknown"),
         "cutlass": _metadata(lambda: emit.cutlass_version(), "unknown"),
         "nvcc_flags": {fam.value: _metadata(lambda fam=fam: _flags(fam, getattr(backend, "arch", args.arch)), [])
@@ -446,6 +450,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "least this many SMs (0: whole GPU); the count obtained is recorded in every row")
     p.add_argument("--target-ms", type=float, default=0.25, help="length of one timed batch of back-to-back launches")
     p.add_argument("--reps", type=int, default=5, help="timed batches per (config, problem); the median is kept")
+    p.add_argument("--warmup-batches", type=int, default=None,
+                   help="batches dropped at the start of every timing call (default: predictor.timing's, 1; "
+                        "0 reproduces the earlier, biased re-timing, for comparisons)")
     p.add_argument("--retime-top", type=int, default=3, help="re-time this many fastest configs per problem")
     p.add_argument("--seed", type=int, default=0, help="seed of the random problems and input data")
     p.add_argument("--time-limit", type=float, default=0, help="stop cleanly after this many seconds (0: none)")

@@ -8,11 +8,12 @@ for each config:
 1. ``can_implement`` (else ``cannot_implement``);
 2. the output is poisoned, one launch, and the output compared with the reference
    (``wrong_result`` if any element is out of tolerance or unwritten);
-3. one launch timed to size the batches, then ``reps`` batches of ``iters`` back-to-back launches
-   between CUDA events (``iters`` chosen so a batch lasts ``target_ms``); median, p20, p80, min.
+3. the launch is timed once (it sizes the batches), then timed as :mod:`predictor.timing` says
+   (batches of back-to-back launches between CUDA events, a warm-up batch dropped at the start
+   of every call; median, p20, p80, min).
 
-Then the fastest ``retime_top`` configs are timed again, interleaved, and their median stored in
-``retime_us``: a single pass has ~10% noise, so the winner is decided on the re-timing.
+Then the fastest ``retime_top`` configs are timed again, interleaved, with the same method, and
+their median stored in ``retime_us``: the winner is decided on the re-timing.
 
 The L2 cache is left warm: launches run back-to-back on the same buffers, as an inference engine
 runs a layer whose input the previous layer has just written.  Problems whose tensors exceed the
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import timing
 from .config import Family, KernelConfig
 from .features import ConvProblem
 from .layouts import filter_offsets
@@ -194,7 +196,8 @@ class CudaBackend:
 
     def __init__(self, arch: str | None = None, build_dir: str | Path = "build", jobs: int | None = None,
                  target_ms: float = 0.25, reps: int = 5, retime_top: int = 3, seed: int = 0,
-                 skip_reorder: bool = False, sm_count: int | None = None) -> None:
+                 skip_reorder: bool = False, sm_count: int | None = None,
+                 warmup_batches: int | None = None) -> None:
         torch = _torch()
         if not torch.cuda.is_available():
             raise RuntimeError("no CUDA GPU visible: the cuda backend needs one")
@@ -205,6 +208,7 @@ class CudaBackend:
         self.target_ms = target_ms
         self.reps = reps
         self.retime_top = retime_top
+        self.warmup_batches = warmup_batches  # None: predictor.timing's default
         self.seed = seed
         self.skip_reorder = skip_reorder  # for tests: proves the check catches a missing reorder
         self.timed_ms = 0.0  # total time inside timed batches (efficiency accounting)
@@ -346,29 +350,30 @@ class CudaBackend:
                          prob.pad, prob.pad, prob.stride, prob.stride, prob.dilation, prob.dilation,
                          cfg.split_k_slices)
 
-    def _time(self, cfg: KernelConfig, pr: PkProblem, t: dict[str, Any], reps: int, ws_need: int,
-              iters: int) -> tuple[int, list[float]]:
-        """``reps`` batches of ``iters`` back-to-back launches; per-launch times in µs."""
-        st, batches, _ = self._call(cfg, pr, t, 2, iters=iters, reps=reps, ws_need=ws_need)
-        self.timed_ms += sum(batches)
-        return st, [b * 1000.0 / iters for b in batches]
+    def _batch_call(self, cfg: KernelConfig, pr: PkProblem, t: dict[str, Any], ws_need: int) -> timing.BatchCall:
+        """``call(batches, iters)``: one call into the kernel's timing loop; per-launch µs per batch."""
+
+        def call(batches: int, iters: int) -> tuple[int, list[float]]:
+            st, ms, _ = self._call(cfg, pr, t, 2, iters=iters, reps=batches, ws_need=ws_need)
+            self.timed_ms += sum(ms)
+            return st, [b * 1000.0 / iters for b in ms]
+
+        return call
 
     def measure(self, prob: ConvProblem, configs: list[KernelConfig]) -> list[dict[str, Any]]:
-        """Check and time every config on one problem; one row (dict) per config."""
-        import numpy as np
-
-        torch = _torch()
+        """Check and time every config on one problem (:mod:`predictor.timing`); one row per config."""
         family = configs[0].family
         t = self._tensors(prob, family)
         rows: list[dict[str, Any]] = []
-        ws_needs: dict[str, int] = {}
-        iters_by: dict[str, int] = {}
+        plans: dict[str, tuple[timing.BatchCall, timing.Plan]] = {}
+        best_ms = math.inf
         for cfg in configs:
             row: dict[str, Any] = {"config": cfg.name, "kernel": cfg.kernel_name, "status": "ok",
                                    "verified": False, "max_abs_err": math.nan, "bad_frac": math.nan,
                                    "time_us": math.nan, "time_p20_us": math.nan, "time_p80_us": math.nan,
                                    "time_min_us": math.nan, "retime_us": math.nan, "iters": 0, "reps": 0,
-                                   "smem_bytes": self.smem_bytes(cfg) or -1, "error": ""}
+                                   "smem_bytes": self.smem_bytes(cfg) or -1, "error": "",
+                                   "timing_method": timing.TIMING_METHOD if self.warmup_batches != 0 else 1}
             rows.append(row)
             err = self.compile_error(cfg)
             if err is not None:
@@ -376,7 +381,6 @@ class CudaBackend:
                 continue
             pr = self._problem(prob, cfg)
             st, _, ws_need = self._call(cfg, pr, t, 0)
-            ws_needs[cfg.name] = ws_need
             if st != 0:
                 row["status"] = PK_STATUS.get(st, "launch_error")
                 continue
@@ -394,31 +398,23 @@ class CudaBackend:
             if not v.ok:
                 row["status"] = "wrong_result"
                 continue
-            iters = max(1, min(10000, math.ceil(self.target_ms / max(one[0], 1e-4))))
-            iters_by[cfg.name] = iters
-            st, us = self._time(cfg, pr, t, self.reps, ws_need, iters)
+            p = timing.plan(one[0], best_ms, self.target_ms, self.reps, self.warmup_batches)
+            best_ms = min(best_ms, one[0])
+            call = self._batch_call(cfg, pr, t, ws_need)
+            st, us = timing.timed(call, p)
             if st != 0:
                 row["status"] = PK_STATUS.get(st, "launch_error")
                 continue
-            a = np.asarray(us)
-            row.update(time_us=float(np.median(a)), time_p20_us=float(np.percentile(a, 20)),
-                       time_p80_us=float(np.percentile(a, 80)), time_min_us=float(a.min()),
-                       iters=iters, reps=len(us))
+            s = timing.stats(us)
+            row.update(time_us=s.time_us, time_p20_us=s.time_p20_us, time_p80_us=s.time_p80_us,
+                       time_min_us=s.time_min_us, iters=p.iters, reps=s.reps)
+            plans[cfg.name] = (call, p)
         # re-time the fastest few, interleaved, to decide the winner on fresh samples
         ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_us"])[: self.retime_top]
         if len(ok) > 1:
-            by_name = {c.name: c for c in configs}
-            samples: dict[str, list[float]] = {r["config"]: [] for r in ok}
-            for _ in range(self.reps):
-                for r in ok:
-                    cfg = by_name[r["config"]]
-                    st, us = self._time(cfg, self._problem(prob, cfg), t, 1, ws_needs[cfg.name],
-                                        iters_by[cfg.name])
-                    if st == 0:
-                        samples[r["config"]].extend(us)
+            again = timing.retime({r["config"]: plans[r["config"]] for r in ok}, self.reps)
             for r in ok:
-                if samples[r["config"]]:
-                    r["retime_us"] = float(np.median(samples[r["config"]]))
+                r["retime_us"] = again.get(r["config"], math.nan)
         del t
         return rows
 

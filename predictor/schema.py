@@ -42,6 +42,12 @@ COLUMNS: dict[str, str] = {
     "gpu": "GPU name as the driver reports it",
 }
 
+#: Columns added after the first sweeps, with the value that older files mean.
+OPTIONAL: dict[str, tuple[str, Any]] = {
+    "timing_method": ("how the row was timed (predictor.timing): 1 = re-timing biased, use time_us; "
+                      "2 = warm-up batch dropped in every call, retime_us comparable", 1),
+}
+
 REQUIRED = list(COLUMNS)
 
 
@@ -50,6 +56,11 @@ class SweepFormatError(ValueError):
 
 
 def validate_frame(df: pd.DataFrame, where: str = "sweep") -> pd.DataFrame:
+    """Check the columns, statuses and keys of a sweep frame; optional columns that an older file
+    lacks are added with the value that file means."""
+    for col, (_, default) in OPTIONAL.items():
+        if col not in df.columns:
+            df = df.assign(**{col: default})
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise SweepFormatError(f"{where}: missing column(s) {missing}")

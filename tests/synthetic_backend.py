@@ -1,45 +1,91 @@
-"""SYNTHETIC backend for CPU-only tests of the collector's bookkeeping (resume, shards, merge).
+"""SYNTHETIC backend for CPU-only tests of the collector's bookkeeping (resume, shards, merge) and
+of the timing method (:mod:`predictor.timing`).
 
 Its timings are made up by a formula, never measurements; rows it produces carry
 gpu="synthetic".  It sleeps a little per problem so a test can kill the collector mid-sweep.
+Timing runs the real method of :mod:`predictor.timing` against a simulated timing loop in which
+the first batch of every call pays a start latency (``start_us``) and every batch a little
+multiplicative noise, as on a real GPU.
 """
 from __future__ import annotations
 
 import math
 import os
+import random
 import time
+import zlib
 from typing import Any
 
+from predictor import timing
 from predictor.config import KernelConfig
 from predictor.features import ConvProblem
+
+
+def true_time_us(prob: ConvProblem, cfg: KernelConfig) -> float:
+    """The synthetic kernel's noise-free per-launch time."""
+    tm, tn = cfg.tb[0], cfg.tb[1]
+    ctas = math.ceil(prob.N * prob.P * prob.Q / tm) * math.ceil(prob.K / tn)
+    waves = math.ceil(ctas / 132)
+    return 3.0 + waves * tm * tn * prob.C * prob.R * prob.S / 2e6 / max(cfg.stages, 2) ** 0.1
 
 
 class SyntheticBackend:
     name = "synthetic"
 
-    def __init__(self, arch: str | None = None, delay: float | None = None) -> None:
+    def __init__(self, arch: str | None = None, delay: float | None = None, start_us: float = 8.0,
+                 noise: float = 0.01, target_ms: float = 0.25, reps: int = 5, retime_top: int = 3,
+                 seed: int = 0) -> None:
         self.arch = arch or "sm_90"
         self.delay = float(os.environ.get("SYNTHETIC_DELAY", "0.0")) if delay is None else delay
         self.info = {"gpu": "synthetic", "sms": 132}
         self.timed_ms = 0.0
+        self.start_us, self.noise = start_us, noise
+        self.target_ms, self.reps, self.retime_top = target_ms, reps, retime_top
+        self.seed = seed
 
     def prepare(self, configs: list[KernelConfig]) -> dict[str, Any]:
         return {"compiled": len({c.kernel_name for c in configs}), "compile_errors": 0}
+
+    def _call(self, t_us: float, rng: random.Random) -> timing.BatchCall:
+        def call(batches: int, iters: int) -> tuple[int, list[float]]:
+            out = []
+            for b in range(batches):
+                total = t_us * iters * (1 + rng.gauss(0, self.noise)) + (self.start_us if b == 0 else 0.0)
+                out.append(total / iters)
+            self.timed_ms += sum(out) * iters / 1000
+            return 0, out
+        return call
 
     def measure(self, prob: ConvProblem, configs: list[KernelConfig]) -> list[dict[str, Any]]:
         time.sleep(self.delay)
         if prob.key == os.environ.get("SYNTHETIC_CRASH_KEY"):
             os._exit(17)  # like a process killed by a sticky CUDA error
-        rows = []
+        rng = random.Random(zlib.crc32(f"{self.seed}/{prob.key}".encode()))
+        rows, plans = [], {}
+        best_ms = math.inf
         for cfg in configs:
-            tm, tn = cfg.tb[0], cfg.tb[1]
-            ctas = math.ceil(prob.N * prob.P * prob.Q / tm) * math.ceil(prob.K / tn)
-            waves = math.ceil(ctas / 132)
-            t = 3.0 + waves * tm * tn * prob.C * prob.R * prob.S / 2e6 / max(cfg.stages, 2) ** 0.1
             status = "cannot_implement" if (cfg.split_k_slices > 1 and prob.C * prob.R * prob.S < 64) else "ok"
-            rows.append({"config": cfg.name, "kernel": cfg.kernel_name, "status": status,
-                         "verified": status == "ok", "max_abs_err": 0.0, "bad_frac": 0.0,
-                         "time_us": t if status == "ok" else math.nan, "time_p20_us": t, "time_p80_us": t,
-                         "time_min_us": t, "retime_us": math.nan, "iters": 1, "reps": 1,
-                         "smem_bytes": cfg.smem_bytes_estimate, "error": ""})
+            row = {"config": cfg.name, "kernel": cfg.kernel_name, "status": status,
+                   "verified": status == "ok", "max_abs_err": 0.0, "bad_frac": 0.0,
+                   "time_us": math.nan, "time_p20_us": math.nan, "time_p80_us": math.nan,
+                   "time_min_us": math.nan, "retime_us": math.nan, "iters": 0, "reps": 0,
+                   "smem_bytes": cfg.smem_bytes_estimate, "error": "", "timing_method": timing.TIMING_METHOD}
+            rows.append(row)
+            if status != "ok":
+                continue
+            t = true_time_us(prob, cfg)
+            one_ms = (t + self.start_us) / 1000  # the sizing launch is a first batch too
+            p = timing.plan(one_ms, best_ms, self.target_ms, self.reps)
+            best_ms = min(best_ms, one_ms)
+            call = self._call(t, rng)
+            _, us = timing.timed(call, p)
+            s = timing.stats(us)
+            row.update(time_us=s.time_us, time_p20_us=s.time_p20_us, time_p80_us=s.time_p80_us,
+                       time_min_us=s.time_min_us, iters=p.iters, reps=s.reps)
+            plans[cfg.name] = (call, p)
+        ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_us"])[: self.retime_top]
+        if len(ok) > 1:
+            again = timing.retime({r["config"]: plans[r["config"]] for r in ok}, self.reps)
+            for r in ok:
+                r["retime_us"] = again[r["config"]]
         return rows

@@ -1,0 +1,112 @@
+"""How one problem's configs are timed: the measurement method, written once and shared by every
+backend (the CUDA backend and the synthetic test backend run the same procedure).
+
+A *batch call* is one call into a kernel's timing loop: ``n`` batches of back-to-back launches
+between events, one synchronisation at the end; it returns the per-launch time of each batch.
+
+The first batch of a call starts on an idle queue, so it also pays the latency of getting the
+first launch onto the GPU (several µs): with batches of a fraction of a millisecond that reads a
+few percent slow.  Method 1 (the sweeps of 2026-11-30) timed the first pass as 5 batches in one
+call (the median hides that first batch) but re-timed the fastest configs with one-batch calls,
+every sample a first batch: the re-timing read 2-7% high and moved winners.  Method 2 (this
+module) drops a warm-up batch at the start of *every* call, first pass and re-timing alike, so
+both estimate the same quantity and a re-timing cannot shift the winner by construction
+(``tests/test_timing.py``).  Long launches pay a negligible start cost and skip the warm-up batch.
+
+Big problems are bounded in time by fewer batches, not by dropping them: a config whose single
+sizing launch is far slower than the best seen on that problem (``SLOW_FACTOR``) cannot win and
+gets one timed batch; launches longer than ``LONG_LAUNCH_MS`` get ``LONG_REPS`` batches.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+#: Method id recorded in every row (``timing_method``); 1 = the earlier method (re-timing biased:
+#: use ``time_us``), 2 = this module's.
+TIMING_METHOD = 2
+#: Batches dropped at the start of every call (they absorb the idle queue's start latency).
+WARMUP_BATCHES = 1
+#: A launch at least this long pays a negligible start cost: no warm-up batch.
+NO_WARMUP_MS = 2.0
+#: Launches longer than this get fewer timed batches.
+LONG_LAUNCH_MS = 1.0
+LONG_REPS = 3
+#: A config whose sizing launch is this many times slower than the problem's best so far gets
+#: a single timed batch (it cannot be the winner; its time is still recorded).
+SLOW_FACTOR = 3.0
+#: Upper bound on launches per batch.
+MAX_ITERS = 10000
+
+#: ``call(batches, iters) -> (status, per-launch µs of each batch)``: one call into a timing loop.
+BatchCall = Callable[[int, int], tuple[int, list[float]]]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to time one config: launches per batch, timed batches, dropped warm-up batches."""
+
+    iters: int
+    reps: int
+    warmup: int
+
+
+def plan(one_launch_ms: float, best_ms: float, target_ms: float, reps: int,
+         warmup: int | None = None) -> Plan:
+    """The batch plan of a config whose single sizing launch took ``one_launch_ms``; ``best_ms``
+    is the fastest sizing launch seen so far on this problem (``inf`` for the first); ``warmup``
+    overrides :data:`WARMUP_BATCHES` (0 reproduces the earlier method, for comparisons)."""
+    one = max(one_launch_ms, 1e-4)
+    iters = max(1, min(MAX_ITERS, math.ceil(target_ms / one)))
+    if one > SLOW_FACTOR * best_ms:
+        reps = 1
+    elif one > LONG_LAUNCH_MS:
+        reps = min(reps, LONG_REPS)
+    w = WARMUP_BATCHES if warmup is None else warmup
+    return Plan(iters, max(1, reps), 0 if one >= NO_WARMUP_MS else w)
+
+
+def timed(call: BatchCall, p: Plan, reps: int | None = None) -> tuple[int, list[float]]:
+    """One call of ``p.warmup + reps`` batches; the warm-up batches are dropped."""
+    n = p.reps if reps is None else reps
+    st, us = call(p.warmup + n, p.iters)
+    return st, list(us[p.warmup:])
+
+
+@dataclass(frozen=True)
+class Stats:
+    time_us: float
+    time_p20_us: float
+    time_p80_us: float
+    time_min_us: float
+    reps: int
+
+
+def stats(us: Sequence[float]) -> Stats:
+    """Median, spread and count of per-launch batch times."""
+    s = sorted(us)
+
+    def pct(q: float) -> float:  # linear interpolation, as numpy.percentile
+        pos = (len(s) - 1) * q
+        lo = math.floor(pos)
+        hi = min(lo + 1, len(s) - 1)
+        return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+    return Stats(statistics.median(s), pct(0.2), pct(0.8), s[0], len(s))
+
+
+def retime(calls: dict[str, tuple[BatchCall, Plan]], rounds: int) -> dict[str, float]:
+    """Time the given configs again, interleaved: ``rounds`` rounds, each one call per config (the
+    same warm-up rule as the first pass), the starting config rotating; median per config."""
+    names = list(calls)
+    samples: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            call, p = calls[name]
+            st, us = timed(call, p, reps=1)
+            if st == 0:
+                samples[name].extend(us)
+    return {n: statistics.median(v) for n, v in samples.items() if v}
