@@ -126,7 +126,7 @@ def crashed_row(cfg: KernelConfig, died: int) -> dict[str, Any]:
     return {"config": cfg.name, "kernel": cfg.kernel_name, "status": "launch_error", "verified": False,
             "max_abs_err": nan, "bad_frac": nan, "time_us": nan, "time_p20_us": nan, "time_p80_us": nan,
             "time_min_us": nan, "retime_us": nan, "iters": 0, "reps": 0, "smem_bytes": -1,
-            "timing_method": TIMING_METHOD if args.warmup_batches != 0 else 1, "warmup_batches": args.warmup_batches,
+            "timing_method": TIMING_METHOD,
             "error": f"the collector process died {died} time(s) while measuring this problem"}
 
 
