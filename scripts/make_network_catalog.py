@@ -1,15 +1,16 @@
 """Write the catalog of network conv layers, ``predictor/data/networks/<network>.csv`` and its
 README, with :mod:`predictor.layers` (forward hooks on the meta device).
 
-    python scripts/make_network_catalog.py              # needs torch + torchvision ([layers] extra)
+    python scripts/make_network_catalog.py              # needs torch + torchvision ([layers] extra) and timm
     python scripts/make_network_catalog.py --check      # regenerate in memory, compare with the files
 
-Sources: torchvision models with random weights (weights do not change shapes), two small torch
-modules written here (a U-Net with skip concatenations and a YOLOv8m-like CSP detector), and the
-two hand-written layer lists the first sweeps used (``darknet_yolo``, ``unet``), kept verbatim
-with ``resnet50``, ``resnet18`` and ``vgg16``: the sweeps name those layers ``net:<name>``, and the
-torchvision versions of the three must hold exactly the hand-written layers plus their 3-channel
-stems (checked here and by tests/test_shapes.py).
+Sources: torchvision models and one timm model (``cspdarknet53``) with random weights (weights do
+not change shapes), two small torch modules written here (a U-Net with skip concatenations and a
+YOLOv8m-like CSP detector), and the two hand-written layer lists the first sweeps used
+(``darknet_yolo``, ``unet``), kept verbatim with ``resnet50``, ``resnet18`` and ``vgg16``: the
+sweeps name those layers ``net:<name>``, and the torchvision versions of the three must hold
+exactly the hand-written layers plus their 3-channel stems (checked here and by
+tests/test_shapes.py).
 
 This module imports torch only inside the functions that need it.
 """
@@ -252,11 +253,14 @@ CATALOG: tuple[Net, ...] = (
     Net("convnext_tiny", "classifier", "torchvision:convnext_tiny", (224, 224),
         note="4x4/s4 stem and 2x2/s2 downsamplers are patch embeddings; 7x7 depthwise left out, "
              "pointwise layers are nn.Linear"),
+    Net("cspdarknet53", "detector", "timm:cspdarknet53", (512, 512), note="YOLOv4's CSP backbone (timm)"),
     Net("deeplabv3_resnet50", "segmenter", "torchvision:deeplabv3_resnet50", (512, 1024),
         note="dilated ResNet-50 (output stride 8), ASPP dilations 12/24/36"),
     Net("densenet121", "classifier", "torchvision:densenet121", (224, 224)),
     Net("efficientnet_b0", "classifier", "torchvision:efficientnet_b0", (224, 224), _B64),
     Net("efficientnet_b3", "classifier", "torchvision:efficientnet_b3", (300, 300)),
+    Net("efficientnet_v2_s", "classifier", "torchvision:efficientnet_v2_s", (384, 384),
+        note="fused-MBConv stages are full 3x3 convs (24, 48, 64 channels)"),
     Net("fasterrcnn_resnet50_fpn", "detector", "torchvision:fasterrcnn_resnet50_fpn", (800, 1088),
         note="backbone + FPN + RPN head on the resized image; per-RoI heads are linear layers"),
     Net("fcn_resnet50", "segmenter", "torchvision:fcn_resnet50", (520, 520)),
@@ -335,6 +339,10 @@ def render(nets: tuple[Net, ...] = CATALOG) -> dict[str, str]:
     """File name -> content of every catalog file and the README."""
     from predictor import layers as L
 
+    try:
+        import timm  # noqa: F401  (one network; its version heads every file)
+    except ImportError as exc:
+        raise SystemExit(f"the catalog needs timm too: pip install timm ({exc})") from exc
     versions = L.versions()
     files: dict[str, str] = {}
     table = []
