@@ -113,9 +113,10 @@ def _problem(mod: Any, in_shape: Sequence[int], out_shape: Sequence[int]) -> tup
 def conv_layers(module: Any, input_shape: Sequence[int], *, device: str = "meta",
                 forward: Callable[[Any, Any], Any] | None = None) -> list[ConvLayer]:
     """Every ``nn.Conv2d`` call of one forward pass of ``module`` on a tensor of ``input_shape``
-    (N, C, H, W), in call order.  ``device="meta"`` needs no memory; a module whose parameters live
-    elsewhere runs with meta stand-ins of them (the module itself is not changed).  ``forward(module,
-    x)`` replaces ``module(x)`` where the model needs another entry point."""
+    (N, C, H, W), in call order.  ``device="meta"`` needs no memory and no arithmetic; a module whose
+    parameters live elsewhere runs with stand-ins of them on ``device`` (the module itself is not
+    changed).  ``forward(module, x)`` replaces ``module(x)`` where the model needs another entry
+    point.  Raises ``ValueError`` for a bad ``input_shape``."""
     torch = _torch()
     if len(input_shape) != 4 or any(int(v) < 1 for v in input_shape):
         raise ValueError(f"input_shape must be 4 positive sizes (N, C, H, W), got {tuple(input_shape)}")
@@ -137,7 +138,8 @@ def conv_layers(module: Any, input_shape: Sequence[int], *, device: str = "meta"
             if all(t.device == dev for t in tensors.values()):
                 run(module, x)
             else:
-                stand_ins = {k: (torch.empty_like(t, device=dev) if dev.type == "meta" else t.to(dev))
+                stand_ins = {k: (torch.empty_like(t, device=dev) if dev.type == "meta"
+                                 else torch.zeros_like(t, device=dev) if t.device.type == "meta" else t.to(dev))
                              for k, t in tensors.items()}
                 run(_Swapped(module, stand_ins, torch), x)
     finally:
