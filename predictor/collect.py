@@ -265,7 +265,8 @@ def run_sweep(args: argparse.Namespace) -> int:
             shapes = [s for s in shapes if s not in skipped]
         else:
             count = args.shapes if args.shapes else (2000 if fam is Family.INT8_NC32HW32 else 1000)
-            shapes = default_shapes(fam, count, args.seed, args.max_gflop, args.max_mbytes)
+            shapes = default_shapes(fam, count, args.seed, args.max_gflop, args.max_mbytes,
+                                    min_gflop=args.min_gflop)
         i, n = args.shard
         shapes = [s for j, s in enumerate(shapes) if j % n == i]
         plan.append((fam, cfgs, shapes))
@@ -299,7 +300,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "commit": _git_commit(), "backend": args.backend, "device": info, "arch": getattr(backend, "arch", args.arch),
         "shard": f"{args.shard[0]}/{args.shard[1]}", "seed": args.seed, "max_gflop": args.max_gflop,
-        "max_mbytes": args.max_mbytes, "target_ms": args.target_ms, "reps": args.reps,
+        "max_mbytes": args.max_mbytes, "min_gflop": args.min_gflop, "target_ms": args.target_ms, "reps": args.reps,
         "retime_top": args.retime_top, "l2": "warm (back-to-back launches on the same buffers)",
         "timing_method": TIMING_METHOD if args.warmup_batches != 0 else 1, "warmup_batches": args.warmup_batches,
         "nvcc": _metadata(lambda: emit.nvcc_version(), "unknown"),
@@ -436,9 +437,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shapes", type=int, default=0, help="problems per family in the default set "
                    "(0: 2000 for i8nc32, 1000 for f16nhwc)")
     p.add_argument("--max-gflop", type=float, default=DEFAULT_MAX_GFLOP,
-                   help="skip default-set problems above this many GFLOP (bounds the sweep's time)")
+                   help="skip default-set grid/random problems above this many GFLOP (network layers have no "
+                        "work bound)")
     p.add_argument("--max-mbytes", type=float, default=DEFAULT_MAX_MBYTES,
                    help="skip default-set problems whose tensors exceed this many MB")
+    p.add_argument("--min-gflop", type=float, default=0.0,
+                   help="run only the default-set problems above this many GFLOP (the same set, its big part)")
     p.add_argument("--configs", nargs="*", default=None, help="only these config or kernel names")
     p.add_argument("--max-configs", type=int, default=0, help="only the first N configs of each family (smoke tests)")
     p.add_argument("--shard", type=parse_shard, default=(0, 1), metavar="i/n",
