@@ -409,7 +409,7 @@ def run_merge(args: argparse.Namespace) -> int:
             frames.append(pd.read_parquet(f) if p.is_dir() else read_sweep(f))
             metas.append(read_metadata(f))
     merged = validate_frame(merge_frames(frames, strict=args.strict), "merged sweep")
-    meta = {"merged_from": [str(s) for s in args.inputs], "parts": metas[:1] + ([{"...": len(metas) - 1}] if len(metas) > 1 else []),
+    meta = {"merged_from": [str(s) for s in args.inputs], "parts": metas,
             "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     if metas:
         meta = {**metas[0], **meta}
