@@ -289,7 +289,7 @@ class Dispatcher:
         return int(st), int(chosen.value)
 
 
-def _main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.dispatcher",
                                 description="Generate and build the CUTLASS conv2d dispatcher of a trained model.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -307,7 +307,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
                    help="nvcc target (SM90-family dispatchers: sm_90a only)")
     b.add_argument("--out", default=None, help="output library (default: next to the source, <stem>_<arch>.so)")
     b.add_argument("--compile-only", action="store_true", help="compile to an object file, do not link")
-    args = p.parse_args(argv)
+    return p
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.cmd == "generate":
         from .cli import require

@@ -305,13 +305,17 @@ def export_models_dir(models_dir: str | Path, slug: str, export_dir: str | Path)
     return out
 
 
-def _main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.export_cpp", description=__doc__.split("\n\n")[0])
     p.add_argument("--models-dir", type=Path, default=Path("models"),
                    help="folder of the <slug>-<family>.tree.json models (every family found goes into the header)")
     p.add_argument("--slug", required=True, help="model slug, e.g. h200")
     p.add_argument("--export-dir", type=Path, default=Path("export"), help="where <slug>_conv_heuristics.hpp goes")
-    args = p.parse_args(argv)
+    return p
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     _LOG.info("wrote %s", export_models_dir(args.models_dir, args.slug, args.export_dir))
     return 0

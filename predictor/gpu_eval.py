@@ -383,7 +383,7 @@ def fair_summary(res: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.gpu_eval", description=__doc__.split("\n\n")[0])
     p.add_argument("--sweep", default="sweeps/h200.parquet",
                    help="sweep whose net: layers are evaluated (and whose measurements give the oracle)")
@@ -405,7 +405,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
                    help="with --sm90-sweep: the SM90 family compared")
     p.add_argument("--summarize", default=None, metavar="CSV",
                    help="no GPU: print the graph-timed comparison of an earlier run's layers.csv")
-    args = p.parse_args(argv)
+    return p
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.summarize:
         print(fair_summary(pd.read_csv(args.summarize)))

@@ -123,7 +123,7 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.transfer", description=__doc__.split("\n\n")[0])
     p.add_argument("--full", required=True, help="whole-GPU sweep")
     p.add_argument("--partition", action="append", default=[], help="sweep measured on an SM partition (repeatable)")
@@ -135,7 +135,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", default="reports/partitions",
                    help="folder of REPORT_sm<target>.md; an existing report is replaced only with --overwrite")
     p.add_argument("--overwrite", action="store_true", help="replace the report already in --out")
-    args = p.parse_args(argv)
+    return p
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     out = Path(args.out)
     target = out / f"REPORT_sm{args.target_sms}.md"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (the `device` tool) from the repo root:
+# Runs on the GPU machine from the repo root:
 #   bash scripts/device_sweep.sh OUTDIR [collector args...]
 # Installs the carried nvidia-cutlass wheel (no network there), runs the GPU tests, then the
 # collector with the given arguments; everything it writes goes to OUTDIR (the tool's $OUT).

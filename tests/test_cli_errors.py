@@ -97,3 +97,23 @@ def test_run_main_keeps_tracebacks_of_bugs() -> None:
 
     with pytest.raises(KeyError):
         run_main("x", buggy, [])
+
+
+@pytest.mark.parametrize("module", [collect, dispatcher, evaluate, export_cpp, gpu_eval, transfer,
+                                    pytest.param(None, id="train")])
+def test_every_option_has_help_text(module: object) -> None:
+    import argparse
+
+    from predictor import train
+
+    parsers = [(module or train).build_parser()]  # type: ignore[attr-defined]
+    seen = []
+    while parsers:
+        p = parsers.pop()
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                parsers += list(a.choices.values())
+            elif not isinstance(a, argparse._HelpAction):
+                seen.append(a.dest)
+                assert a.help, f"{p.prog}: {a.option_strings or a.dest} has no help text"
+    assert len(seen) >= 3

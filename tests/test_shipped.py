@@ -97,3 +97,22 @@ def test_shipped_files_have_no_run_information() -> None:
         if p.is_file() and p.suffix in (".hpp", ".cu", ".txt"):
             text = p.read_text()
             assert "/tmp/" not in text and "/root/" not in text and "// trained " not in text, p.name
+
+
+def test_readme_python_example_shows_what_select_returns() -> None:
+    """The README's Python block, run: every ``expr  # 'value'`` / ``# (a, b, c)`` line is checked."""
+    import ast
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"```python\n(.*?)```", text, re.S).group(1)  # type: ignore[union-attr]
+    ns: dict[str, object] = {}
+    checked = 0
+    for line in block.splitlines():
+        code, _, comment = line.partition("#")
+        exec(code, ns)  # noqa: S102 - the README's own example
+        expect = re.match(r"\s*('[^']*'|\([\d, ]+\))", comment)
+        if expect and "=" not in code:
+            assert eval(code, ns) == ast.literal_eval(expect.group(1)), line  # noqa: S307
+            checked += 1
+    assert checked == 3
