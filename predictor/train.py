@@ -636,8 +636,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.max_portfolio < 1:
         raise TrainError("--max-portfolio must be >= 1")
-    command = "python -m predictor.train " + " ".join(shlex.quote(a) for a in argv)
-    _LOG.info("%s", command)
+    command = "python -m predictor.train " + " ".join(shlex.quote(a) for a in argv)  # logged per family
     if args.all:
         train_shipped(args)
     elif not args.sweep:
