@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -59,44 +60,47 @@ def shapes(family: Family, sms: int, n: int = N_SHAPES, seed: int = 0) -> list[t
     return out
 
 
-def time_python(model: LoadedModel, kw: dict[str, object], rows: list[tuple[int, ...]],
-                repeat: int = 7) -> dict[str, float]:
-    """Best-of-``repeat`` mean microseconds per call; ``kw`` names the model (``family=`` for a
-    shipped model, ``model=<path>`` for another), passed as a user would."""
-    calls = [(a[:7], a[7], a[8], a[9]) for a in rows]
+def _loop(call: str) -> Callable[..., None]:
+    """A loop over the shapes making the call exactly as written in ``call`` (no ``*``/``**``)."""
+    src = ("def run(rows, select, fn, model, compute, ARGS):\n"
+           "    for N, C, H, W, K, R, S, stride, pad, dilation, sms in rows:\n"
+           f"        {call}\n")
+    ns: dict[str, Any] = {}
+    exec(src, ns)  # noqa: S102 - our own fixed text
+    return ns["run"]
+
+
+def time_python(model: LoadedModel, kw: dict[str, object], rows: list[tuple[int, ...]], repeat: int = 25,
+                chunk: int = 256) -> dict[str, float]:
+    """Mean microseconds per call over ``rows``: each chunk of ``chunk`` shapes is timed ``repeat``
+    times and its fastest pass kept (short passes, so that a pass on a shared machine is rarely
+    interrupted), then the chunks are summed.  ``kw`` names the model as a user would:
+    ``family=`` for a shipped model (nothing for the default family), ``model=<path>`` otherwise."""
     select = predictor.select  # the public name (predictor/__init__.py binds it on first access)
     assert "args" not in str(inspect.signature(select)), "predictor.select lost its signature"
-
-    def run_select() -> None:
-        for args7, stride, pad, dil in calls:
-            select(*args7, stride=stride, pad=pad, dilation=dil, **kw)
-
-    def run_select_same_pad() -> None:
-        for args7, stride, _, _ in calls:
-            select(*args7, stride=stride, **kw)
-
-    def run_fn() -> None:
-        fn = model.fn
-        for a in rows:
-            fn(*a)
-
-    def run_naive() -> None:  # features.compute + IR walk, for comparison
-        ir = model.ir
-        for a in rows:
-            ir.predict(compute(dict(zip(ARGS, a))))
-
+    extra = "".join(f", {k}={v!r}" for k, v in kw.items())
+    loops = {
+        "select(..., pad=p)": _loop(f"select(N, C, H, W, K, R, S, stride=stride, pad=pad, dilation=dilation{extra})"),
+        "select(...) same padding": _loop(f"select(N, C, H, W, K, R, S, stride=stride{extra})"),
+        "generated function only": _loop("fn(N, C, H, W, K, R, S, stride, pad, dilation, sms)"),
+        "features.compute + TreeIR.predict": _loop(
+            "model.ir.predict(compute(dict(zip(ARGS, (N, C, H, W, K, R, S, stride, pad, dilation, sms)))))"),
+    }
+    chunks = [rows[i:i + chunk] for i in range(0, len(rows), chunk)]
     out = {}
-    for label, fn in (("select(..., pad=p)", run_select), ("select(...) same padding", run_select_same_pad),
-                      ("generated function only", run_fn), ("features.compute + TreeIR.predict", run_naive)):
-        fn()
-        best = min(_timed(fn) for _ in range(repeat))
-        out[label] = best / len(rows) * 1e6
+    for label, run in loops.items():
+        total = 0.0
+        for part in chunks:
+            args = (part, select, model.fn, model, compute, ARGS)
+            run(*args)  # warm
+            total += min(_timed(run, args) for _ in range(repeat))
+        out[label] = total / len(rows) * 1e6
     return out
 
 
-def _timed(fn) -> float:  # type: ignore[no-untyped-def]
+def _timed(fn: Callable[..., None], args: tuple[Any, ...]) -> float:
     t0 = time.perf_counter()
-    fn()
+    fn(*args)
     return time.perf_counter() - t0
 
 
@@ -162,8 +166,9 @@ def machine() -> dict[str, str]:
         pass
     gxx = shutil.which("g++")
     gv = subprocess.run([gxx, "--version"], capture_output=True, text=True).stdout.splitlines()[0] if gxx else "-"
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     return {"uname -m": platform.machine(), "cpu": cpu, "cores": str(os.cpu_count()),
-            "python": sys.version.split()[0], "g++": gv}
+            "load average (1 / 5 / 15 min) at the start": load, "python": sys.version.split()[0], "g++": gv}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "select_latency.md", help="results file")
     args = p.parse_args(argv)
     cmd = "python bench/select_latency.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    m = machine()  # before the timings: the load average they ran under
     tmp = Path(tempfile.mkdtemp(prefix="select_latency_"))
     try:
         shipped = args.models_dir is None and not args.synthetic
@@ -219,7 +225,6 @@ def main(argv: list[str] | None = None) -> int:
         if not results:
             raise SystemExit(f"no {slug}-<family>.tree.json in {models_dir} (use --synthetic to measure a "
                              "synthetic model)")
-        m = machine()
         lines = ["# Selection latency", "", f"- command: `{cmd}`",
                  f"- date: {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}",
                  *(f"- {k}: {v}" for k, v in m.items()),
@@ -227,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
                  "- Python: the public `predictor.select(N, C, H, W, K, R, S, stride=..., [pad=..., dilation=...,] "
                  + ("family=...)` of the shipped models (no `family` for the default, i8nc32)"
                     if shipped else "model=<path>)`")
-                 + "; best of 7 passes, mean per call; C++: g++ -O2, best of 7 x 200 passes, volatile sink",
+                 + "; mean per call, each chunk of 256 shapes timed 25 times and its fastest pass kept (a "
+                 "shared machine); C++: g++ -O2, best of 7 x 200 passes, volatile sink",
                  ""]
         for fam, ir, _, _ in results:
             lines.append(f"- model {slug}-{fam.value}: gpu {ir.meta.get('gpu')}, sweep {ir.meta.get('sweep')} "

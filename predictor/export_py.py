@@ -21,13 +21,16 @@ UNSUPPORTED = -2
 
 
 class _InlineCdiv(ast.NodeTransformer):
-    """``cdiv(a, b)`` -> ``-(-(a) // (b))``."""
+    """``cdiv(a, b)`` -> ``(a + (b - 1)) // b`` (``ceil(a / b)`` for every integer ``a`` and ``b > 0``:
+    the divisors are constants or ``sms``, validated >= 1 before any feature is computed)."""
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == "cdiv":
             a, b = node.args
-            return ast.UnaryOp(ast.USub(), ast.BinOp(ast.UnaryOp(ast.USub(), a), ast.FloorDiv(), b))
+            b1 = (ast.Constant(b.value - 1) if isinstance(b, ast.Constant)
+                  else ast.BinOp(b, ast.Sub(), ast.Constant(1)))
+            return ast.BinOp(ast.BinOp(a, ast.Add(), b1), ast.FloorDiv(), b)
         return node
 
 

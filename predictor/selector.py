@@ -181,9 +181,11 @@ def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: in
     if sms is None:
         sms = m.sms
     if pad is None:
-        # R == S with an int R (S, if not an int, fails validation with a message naming S)
-        if type(R) is int and type(dilation) is int and R == S:
-            pad = dilation * (R - 1) // 2
+        if R == S:
+            try:  # dilation * (R - 1) // 2 for integers; a float or str raises (>> needs integers)
+                pad = dilation * (R - 1) >> 1
+            except TypeError:
+                pad = _same_pad(R, S, dilation)
         else:
             pad = _same_pad(R, S, dilation)
     i = m.fn(N, C, H, W, K, R, S, stride, pad, dilation, sms)
