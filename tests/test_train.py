@@ -264,3 +264,23 @@ def test_several_sm_counts_make_sms_a_feature(tmp_path) -> None:
     t = ShapeTable(keys, keys, None, ("x",), np.ones((6, 1)))  # type: ignore[arg-type]
     for tr, te in _folds(t, 3, 0):
         assert set(base_keys(keys[tr])).isdisjoint(base_keys(keys[te]))
+
+
+def test_header_after_training_some_families_keeps_the_others(tmp_path: Path, synthetic_models) -> None:
+    """Retraining one family rewrites the header from every model of the slug in the folder: the
+    other family's code stays, and the header names no training command (only its inputs)."""
+    import shutil
+
+    from predictor.export_cpp import header_path
+
+    models, export = tmp_path / "models", tmp_path / "export"
+    shutil.copytree(synthetic_models.models, models)
+    shutil.copytree(synthetic_models.export, export)
+    before = header_path(export, "synthetic").read_text()
+    i8 = before[before.index("// ---- family i8nc32"):before.index("// ---- family f16nhwc")]
+    assert main([str(synthetic_models.sweep), "--family", "f16nhwc", "--models-dir", str(models), "--export-dir",
+                 str(export), "--quiet", "--max-portfolio", "3"]) == 0
+    after = header_path(export, "synthetic").read_text()
+    assert i8 in after and "constexpr int select_f16nhwc(" in after
+    assert after != before  # the f16nhwc model changed (smaller portfolio)
+    assert "--family" not in after and "python -m predictor.export_cpp" in after.splitlines()[1]
