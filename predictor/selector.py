@@ -8,8 +8,8 @@ Models are the ``models/<gpu>-<family>.tree.json`` files written by :mod:`predic
 (``gpu`` is the model slug, e.g. ``h200`` or ``h200-sm87``); they ship inside the package
 (:func:`predictor.resources.models_dir`).  Each is loaded once and turned into
 a generated Python function (:mod:`predictor.export_py`); loaded models are kept in
-``functools.lru_cache`` caches and, for the fast path of :func:`select`, two dicts by slug and family (the only
-state of this module; :func:`cache_clear` empties all of them).
+``functools.lru_cache`` caches and, for the fast path of :func:`select`, two dicts by slug and
+family (the only state of this module; :func:`cache_clear` empties all of them).
 
 Errors and fallbacks:
 
