@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from . import emit
+from .cli import require, run_main
 from .config import Family, KernelConfig
 from .schema import merge_frames, read_metadata, read_sweep, validate_frame, write_sweep
 from .shapes import DEFAULT_MAX_GFLOP, DEFAULT_MAX_MBYTES, Shape, default_shapes, fits, read_layers_csv
@@ -475,7 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if argv and argv[0] == "merge":
@@ -486,9 +487,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         mp.add_argument("--strict", action="store_true", help="fail on duplicated rows instead of keeping the first")
         return run_merge(mp.parse_args(argv[1:]))
     args = build_parser().parse_args(argv)
+    if args.backend == "cuda" and not args.dry_run:
+        require("torch", "gpu", "the collector's cuda backend (timing kernels on a GPU)")
+        require("cutlass_library", "gpu", "the collector (emitting the kernels)")
     if args.gpus not in ("1", "0"):
         return run_multi_gpu(args, argv)
     return run_sweep(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point; unusable input (or a missing extra) ends in one line on stderr (exit 2)."""
+    return run_main("predictor.collect", _main, argv)
 
 
 if __name__ == "__main__":

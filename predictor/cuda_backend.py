@@ -1,5 +1,7 @@
 """Runs real CUTLASS kernels on an NVIDIA GPU: correctness check against a float64 reference and
-timing between CUDA events.  Needs torch with CUDA; imported only by the collector.
+timing between CUDA events.  Needs torch with CUDA (the extra ``[gpu]``); imported only by the
+collector.  The layouts (``to_nc32hw32``, ``to_cxrskx32``) and the checks (``check_int8``,
+``check_fp16``, ``poison``) also take numpy arrays and need no GPU (``tests/test_check_cpu.py``).
 
 Per problem: random inputs (small integers for int8, so the float64 reference is exact; uniform
 fp16 otherwise), the reference computed once with ``torch.nn.functional.conv2d`` in float64, then
@@ -36,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import timing
 from .config import Family, KernelConfig
 from .features import ConvProblem
@@ -57,42 +61,122 @@ class PkProblem(ctypes.Structure):
 
 
 def _torch():  # type: ignore[no-untyped-def]
-    import torch
+    from .cli import require
 
-    return torch
+    return require("torch", "gpu", "running kernels on a GPU")
 
 
-# ----------------------------------------------------------------------------- layouts (torch)
-def to_nc32hw32(x):  # type: ignore[no-untyped-def]
+# ----------------------------------------------------------------------------- array namespaces
+# The layouts and the checks below are written once against these few operations and work on
+# numpy arrays (CPU, tested in CI without torch) and on torch tensors (the GPU path: everything
+# stays on the device, one synchronisation per check).
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.split(".", 1)[0] == "torch"
+
+
+class _NumpyOps:
+    @staticmethod
+    def int32(x: Any) -> Any:
+        return x.astype(np.int32)
+
+    @staticmethod
+    def float64(x: Any) -> Any:
+        return x.astype(np.float64)
+
+    @staticmethod
+    def permute(x: Any, dims: tuple[int, ...]) -> Any:
+        return np.ascontiguousarray(x.transpose(dims))
+
+    @staticmethod
+    def scatter(src: Any, idx: Any) -> Any:
+        out = np.empty(src.size, dtype=src.dtype)
+        out[idx] = src.reshape(-1)
+        return out
+
+    @staticmethod
+    def offsets(x: Any, K: int, C: int, R: int, S: int, reorder: bool) -> Any:
+        return filter_offsets(K, C, R, S, reorder).reshape(-1)
+
+    @staticmethod
+    def abs_(x: Any) -> Any:
+        return np.abs(x, out=x)
+
+    @staticmethod
+    def maxima(*xs: Any) -> list[float]:
+        return [float(x.max()) for x in xs]
+
+    @staticmethod
+    def fraction(mask: Any) -> float:
+        return float(mask.mean())
+
+
+class _TorchOps:
+    @staticmethod
+    def int32(x: Any) -> Any:
+        return x.to(_torch().int32)
+
+    @staticmethod
+    def float64(x: Any) -> Any:
+        return x.double()
+
+    @staticmethod
+    def permute(x: Any, dims: tuple[int, ...]) -> Any:
+        return x.permute(*dims).contiguous()
+
+    @staticmethod
+    def scatter(src: Any, idx: Any) -> Any:
+        out = _torch().empty(src.numel(), dtype=src.dtype, device=src.device)
+        out[idx] = src.reshape(-1)
+        return out
+
+    @staticmethod
+    def offsets(x: Any, K: int, C: int, R: int, S: int, reorder: bool) -> Any:
+        return filter_offsets(K, C, R, S, reorder, xp=_torch(), device=x.device).reshape(-1)
+
+    @staticmethod
+    def abs_(x: Any) -> Any:
+        return x.abs_()
+
+    @staticmethod
+    def maxima(*xs: Any) -> list[float]:
+        return _torch().stack([x.max() for x in xs]).tolist()  # one synchronisation
+
+    @staticmethod
+    def fraction(mask: Any) -> float:
+        return float(mask.double().mean().item())
+
+
+def _ops(x: Any) -> type[_NumpyOps] | type[_TorchOps]:
+    return _TorchOps if _is_torch(x) else _NumpyOps
+
+
+# ----------------------------------------------------------------------------- layouts
+def to_nc32hw32(x: Any) -> Any:
+    """NCHW -> ``TensorNCxHWx<32>`` storage, shape (N, C/32, H, W, 32) (numpy array or torch tensor)."""
     n, c, h, w = x.shape
-    return x.view(n, c // 32, 32, h, w).permute(0, 1, 3, 4, 2).contiguous()
+    return _ops(x).permute(x.reshape(n, c // 32, 32, h, w), (0, 1, 3, 4, 2))
 
 
-def from_nc32hw32(y, n: int, k: int, p: int, q: int):  # type: ignore[no-untyped-def]
-    return y.view(n, k // 32, p, q, 32).permute(0, 1, 4, 2, 3).reshape(n, k, p, q)
+def from_nc32hw32(y: Any, n: int, k: int, p: int, q: int) -> Any:
+    """``TensorNCxHWx<32>`` storage -> NCHW (N, K, P, Q)."""
+    return _ops(y).permute(y.reshape(n, k // 32, p, q, 32), (0, 1, 4, 2, 3)).reshape(n, k, p, q)
 
 
-def to_cxrskx32(wt, reorder: bool = True):  # type: ignore[no-untyped-def]
+def to_cxrskx32(wt: Any, reorder: bool = True) -> Any:
     """KCRS int8 filter -> flat ``TensorCxRSKx<32>`` buffer, reordered by
     ``cutlass::reorder_convK<32>`` unless ``reorder`` is False (see :mod:`predictor.layouts`)."""
-    torch = _torch()
+    ops = _ops(wt)
     k, c, r, s = wt.shape
-    idx = filter_offsets(k, c, r, s, reorder, xp=torch, device=wt.device).reshape(-1)
-    out = torch.empty(wt.numel(), dtype=wt.dtype, device=wt.device)
-    out[idx] = wt.reshape(-1)
-    return out
+    return ops.scatter(wt, ops.offsets(wt, k, c, r, s, reorder))
 
 
 # ----------------------------------------------------------------------------- families
-def poison(out, family: Family) -> None:  # type: ignore[no-untyped-def]
+def poison(out: Any, family: Family) -> None:
     """Fill an output buffer so unwritten elements fail the check (int8: 85, fp16: NaN)."""
-    if tensor_kind(family).startswith("int8"):
-        out.fill_(INT8_POISON)
-    else:
-        out.fill_(float("nan"))
+    out[...] = INT8_POISON if tensor_kind(family).startswith("int8") else float("nan")
 
 
-def check_output(out, ref, family: Family) -> "Verdict":  # type: ignore[no-untyped-def]
+def check_output(out: Any, ref: Any, family: Family) -> "Verdict":
     """The family's correctness check of ``out`` against its reference."""
     return check_int8(out, ref) if tensor_kind(family).startswith("int8") else check_fp16(out, ref)
 
@@ -129,26 +213,26 @@ class Verdict:
     bad_frac: float
 
 
-def check_int8(out, ref) -> Verdict:  # type: ignore[no-untyped-def]
+def check_int8(out: Any, ref: Any) -> Verdict:
     """int8 output vs the reference already quantised (clamp(round(alpha*acc))), both in the same
     layout: every element within one rounding step.  An un-reordered filter or an unwritten
     output gives errors of tens."""
-    torch = _torch()
-    d = (out.to(torch.int32) - ref).abs_()
-    mx = int(d.max().item())
-    bad = 0.0 if mx <= INT8_TOL else float((d > INT8_TOL).float().mean().item())
+    ops = _ops(out)
+    d = ops.abs_(ops.int32(out) - ref)
+    mx = int(ops.maxima(d)[0])
+    bad = 0.0 if mx <= INT8_TOL else ops.fraction(d > INT8_TOL)
     return Verdict(mx <= INT8_TOL, float(mx), bad)
 
 
-def check_fp16(out, ref) -> Verdict:  # type: ignore[no-untyped-def]
+def check_fp16(out: Any, ref: Any) -> Verdict:
     """fp16 output (poisoned with NaN before the launch) vs float64 reference: every element within
     ``FP16_ATOL + FP16_RTOL*|ref|``; NaN (unwritten) fails."""
-    torch = _torch()
-    d = (out.double() - ref).abs_()
-    scaled = d / (FP16_ATOL + FP16_RTOL * ref.abs())
-    mx_d, mx_s = torch.stack([d.max(), scaled.max()]).tolist()  # one sync; max propagates NaN
+    ops = _ops(out)
+    d = ops.abs_(ops.float64(out) - ref)
+    scaled = d / (FP16_ATOL + FP16_RTOL * abs(ref))
+    mx_d, mx_s = ops.maxima(d, scaled)  # max propagates NaN
     ok = mx_s <= 1.0  # False for NaN
-    bad = 0.0 if ok else float((~(scaled <= 1.0)).double().mean().item())
+    bad = 0.0 if ok else ops.fraction(~(scaled <= 1.0))
     return Verdict(ok, float(mx_d) if mx_d == mx_d else math.inf, bad)
 
 

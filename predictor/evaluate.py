@@ -41,10 +41,11 @@ import numpy as np
 import pandas as pd
 
 from . import baselines, train
+from .cli import MissingDependencyError, display_path, install_hint, refuse_overwrite, require, run_main
 from .config import SEED_CONFIG, Family, KernelConfig
 from .features import DEFAULT_SMS, LIMITS
 from .portfolio import ShapeTable, best_single, build_table, eligible_rows, greedy_portfolio, metrics, picked_times
-from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256, read_metadata, read_sweep
+from .schema import SHAPE_COLUMNS, file_sha256, read_metadata, read_sweep
 
 _LOG = logging.getLogger(__name__)
 
@@ -405,10 +406,10 @@ def compare_repository_model(data: FamilyData, model: train.FamilyModel, sha: st
     """Compare the model trained here with the repository's ``models/<gpu>-<family>.tree.json``
     (what ``predictor.select`` loads), when there is one for this sweep: same portfolio, and the
     share of all shapes on which the two pick the same config."""
-    from .selector import MODELS_DIR
+    from .resources import models_dir
     from .tree_ir import TreeIR
 
-    path = MODELS_DIR / f"{train.gpu_slug(data.gpu)}-{data.family.value}.tree.json"
+    path = models_dir() / f"{train.gpu_slug(data.gpu)}-{data.family.value}.tree.json"
     if not path.exists():
         return None
     try:
@@ -885,41 +886,62 @@ def run(sweep: Path, out: Path, *, families: Sequence[str] | None = None, folds:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.evaluate", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("sweep", type=Path)
+    p.add_argument("sweep", type=Path, help="sweep parquet file (predictor.schema format)")
     p.add_argument("--family", choices=[f.value for f in Family], action="append",
                    help="evaluate only this family (repeatable; default: every family in the sweep)")
-    p.add_argument("--out", type=Path, default=Path("reports/offline"))
+    p.add_argument("--out", type=Path, default=Path("reports/offline"),
+                   help="folder of REPORT.md, metrics.csv, per_shape.csv and the plots; existing files there are "
+                        "replaced only with --overwrite")
+    p.add_argument("--overwrite", action="store_true", help="replace the report files already in --out")
     p.add_argument("--folds", type=int, default=5, help="GroupKFold splits (outer and the trainer's inner CV)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the folds and the trees")
     p.add_argument("--grid", choices=sorted(GRIDS), default="trainer",
                    help="hyper-parameter grid handed to the trainer (small: for quick runs and tests)")
     p.add_argument("--k-max", type=int, default=16, help="largest portfolio size of the k-vs-quality curve")
-    p.add_argument("--no-nvmmh", action="store_true", help="skip the nvMatmulHeuristics baseline")
+    p.add_argument("--no-nvmmh", action="store_true",
+                   help="skip the nvMatmulHeuristics baseline (otherwise it must be installed: the [eval] extra)")
     p.add_argument("--nvmmh-gpu", default=None,
                    help="nvMatmulHeuristics GPU preset (default: from the sweep's GPU name, e.g. H200_SXM)")
     p.add_argument("--nvmmh-k", type=int, default=8, help="top-k of nvMatmulHeuristics")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-plots", action="store_true", help="do not draw the plots (no matplotlib needed)")
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point: runs the evaluation and prints the headline tables."""
+#: The files :func:`run` writes under ``out`` (plots: ``*.png`` besides).
+OUTPUTS = ("REPORT.md", "metrics.csv", "per_shape.csv")
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.folds < 2:
-        raise SystemExit("predictor.evaluate: --folds must be >= 2")
+        raise ValueError("--folds must be >= 2")
+    if args.sweep.is_dir():
+        raise ValueError(f"{args.sweep} is a folder: pass a sweep parquet file, e.g. sweeps/h200.parquet")
+    # the baselines are part of the figures: a missing one is an error, not a silently shorter table
+    require("cutlass_library", "eval", "the generator-default baseline of predictor.evaluate")
+    if not args.no_nvmmh and not baselines.nvmmh_available():
+        raise MissingDependencyError("the nvMatmulHeuristics baseline needs the 'nvMatmulHeuristics' module: "
+                                     f"{install_hint('eval')} (or pass --no-nvmmh)")
+    if not args.no_plots:
+        require("matplotlib", "eval", "the plots of predictor.evaluate (or pass --no-plots)")
+    refuse_overwrite([args.out / f for f in OUTPUTS] + sorted(args.out.glob("*.png")), [args.out], args.overwrite,
+                     f"pass --overwrite to replace the report in {display_path(args.out)}, or --out DIR")
     command = "python -m predictor.evaluate " + " ".join(shlex.quote(a) for a in argv)
-    try:
-        evals = run(args.sweep, args.out, families=args.family, folds=args.folds, seed=args.seed, grid=args.grid,
-                    k_max=args.k_max, nvmmh=not args.no_nvmmh, nvmmh_gpu=args.nvmmh_gpu, nvmmh_k=args.nvmmh_k,
-                    plots=not args.no_plots, command=command)
-    except (SweepFormatError, train.TrainError, FileNotFoundError) as exc:
-        raise SystemExit(f"predictor.evaluate: error: {exc}") from exc
+    evals = run(args.sweep, args.out, families=args.family, folds=args.folds, seed=args.seed, grid=args.grid,
+                k_max=args.k_max, nvmmh=not args.no_nvmmh, nvmmh_gpu=args.nvmmh_gpu, nvmmh_k=args.nvmmh_k,
+                plots=not args.no_plots, command=command)
     print(headline_markdown(evals))
     print("\n".join(targets_lines(evals)))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point: runs the evaluation and prints the headline tables; unusable input ends in
+    one line on stderr (exit 2)."""
+    return run_main("predictor.evaluate", _main, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

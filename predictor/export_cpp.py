@@ -15,7 +15,9 @@ One header per GPU (model slug), e.g. ``export/h200_conv_heuristics.hpp`` with n
 
 Features are computed by :func:`predictor.features.cpp_feature_code` and compared with the exact
 integer thresholds of :mod:`predictor.tree_ir`, so the header selects exactly what the Python
-selector and the scikit-learn model select.
+selector and the scikit-learn model select.  The header is a function of every model of the slug
+in the models folder (nothing else: no date, no command line), so regenerating it after training
+some families keeps the others.
 
     python -m predictor.export_cpp --models-dir models --slug h200 --export-dir export
 """
@@ -28,6 +30,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from .cli import display_path, run_main
 from .config import FAMILY_SPECS, EpilogueSchedule, Family, KernelConfig, KernelSchedule
 from .features import ARGS, FEATURE_NAMES, LIMITS, cpp_feature_code, cpp_validation_code
 from .schema import file_sha256
@@ -164,7 +167,7 @@ def family_code(ir: TreeIR, model_sha: str | None = None) -> str:
         f"// ---- family {f}: {_comment(FAMILY_SPECS[fam].description)}",
         f"// sweep {_comment(meta.get('sweep', '?'))} sha256 {meta.get('sweep_sha256', '?')}",
         f"// model {_comment(meta.get('gpu_slug', '?'))}-{f}.tree.json sha256 {model_sha or '?'}",
-        f"// trained {meta.get('trained', '?')}; portfolio k={len(cfgs)}, max_depth={hp.get('max_depth')}, "
+        f"// portfolio k={len(cfgs)}, max_depth={hp.get('max_depth')}, "
         f"min_samples_leaf={hp.get('min_samples_leaf')}, weighting={hp.get('weighting')}; "
         f"tree depth {ir.depth}, {ir.n_leaves} leaves",
     ]
@@ -206,9 +209,15 @@ constexpr const KernelConfig* config_{f}(int index) noexcept {{
 """
 
 
+def regenerate_command(models_dir: str | Path, slug: str, export_dir: str | Path) -> str:
+    """The command that writes the header of ``slug`` from ``models_dir`` into ``export_dir``."""
+    return (f"python -m predictor.export_cpp --models-dir {display_path(models_dir)} --slug {slug} "
+            f"--export-dir {display_path(export_dir)}")
+
+
 def render_header(irs: Sequence[TreeIR], slug: str, command: str = "",
                   model_shas: dict[str, str] | None = None) -> str:
-    """The complete header text for one GPU (one IR per family)."""
+    """The complete header text for one GPU (one IR per family); ``command`` is its regenerate line."""
     if not irs:
         raise ValueError("no model to export")
     fams = [ir.meta["family"] for ir in irs]
@@ -225,7 +234,7 @@ def render_header(irs: Sequence[TreeIR], slug: str, command: str = "",
     f0 = irs[0].meta["family"]
     head = [
         HEADER_FIRST_LINE,
-        f"// regenerate: {_comment(command) or 'python -m predictor.train <sweep>'}",
+        f"// regenerate: {_comment(command) or 'python -m predictor.export_cpp --slug ' + slug}",
         f"// gpu: {_comment(gpu)} (model {slug}), target: {_comment(target)}",
     ]
     for ir in irs:
@@ -281,12 +290,12 @@ def load_models(models_dir: str | Path, slug: str) -> list[tuple[TreeIR, str]]:
     return out
 
 
-def export_models_dir(models_dir: str | Path, slug: str, export_dir: str | Path, command: str = "") -> Path:
-    """Write the header of ``slug`` from the models in ``models_dir``; returns its path."""
+def export_models_dir(models_dir: str | Path, slug: str, export_dir: str | Path) -> Path:
+    """Write the header of ``slug`` from every model of the slug in ``models_dir``; returns its path."""
     models = load_models(models_dir, slug)
     if not models:
         raise FileNotFoundError(f"no {slug}-<family>.tree.json model in {models_dir}")
-    text = render_header([ir for ir, _ in models], slug, command,
+    text = render_header([ir for ir, _ in models], slug, regenerate_command(models_dir, slug, export_dir),
                          {ir.meta["family"]: sha for ir, sha in models})
     out = header_path(export_dir, slug)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -296,23 +305,28 @@ def export_models_dir(models_dir: str | Path, slug: str, export_dir: str | Path,
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.export_cpp", description=__doc__.split("\n\n")[0])
-    p.add_argument("--models-dir", type=Path, default=Path("models"))
+    p.add_argument("--models-dir", type=Path, default=Path("models"),
+                   help="folder of the <slug>-<family>.tree.json models (every family found goes into the header)")
     p.add_argument("--slug", required=True, help="model slug, e.g. h200")
-    p.add_argument("--export-dir", type=Path, default=Path("export"))
-    args = p.parse_args(argv)
+    p.add_argument("--export-dir", type=Path, default=Path("export"), help="where <slug>_conv_heuristics.hpp goes")
+    return p
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    cmd = "python -m predictor.export_cpp " + " ".join(sys.argv[1:] if argv is None else argv)
-    try:
-        out = export_models_dir(args.models_dir, args.slug, args.export_dir, command=cmd)
-    except (FileNotFoundError, ValueError) as exc:
-        raise SystemExit(f"predictor.export_cpp: error: {exc}") from exc
-    _LOG.info("wrote %s", out)
+    _LOG.info("wrote %s", export_models_dir(args.models_dir, args.slug, args.export_dir))
     return 0
 
 
-__all__ = ["render_header", "family_code", "export_models_dir", "header_path", "namespace_name",
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point; unusable input ends in one line on stderr (exit 2)."""
+    return run_main("predictor.export_cpp", _main, argv)
+
+
+__all__ = ["render_header", "family_code", "export_models_dir", "regenerate_command", "header_path", "namespace_name",
            "load_models", "INVALID_SHAPE", "UNSUPPORTED_SHAPE", "HEADER_FIRST_LINE"]
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,13 +21,16 @@ UNSUPPORTED = -2
 
 
 class _InlineCdiv(ast.NodeTransformer):
-    """``cdiv(a, b)`` -> ``-(-(a) // (b))``."""
+    """``cdiv(a, b)`` -> ``(a + (b - 1)) // b`` (``ceil(a / b)`` for every integer ``a`` and ``b > 0``:
+    the divisors are constants or ``sms``, validated >= 1 before any feature is computed)."""
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == "cdiv":
             a, b = node.args
-            return ast.UnaryOp(ast.USub(), ast.BinOp(ast.UnaryOp(ast.USub(), a), ast.FloorDiv(), b))
+            b1 = (ast.Constant(b.value - 1) if isinstance(b, ast.Constant)
+                  else ast.BinOp(b, ast.Sub(), ast.Constant(1)))
+            return ast.BinOp(ast.BinOp(a, ast.Add(), b1), ast.FloorDiv(), b)
         return node
 
 
@@ -47,19 +50,24 @@ def python_source(ir: TreeIR, channel_multiple: int, func_name: str = "_select")
     needed: set[str] = set()
     for name in used:
         needed |= _names(feats[name])
+    needed |= {"P", "Q"}  # the output size decides validity (below)
     derived_lines = []
     for name, expr in reversed(DERIVED):  # resolve dependencies between derived values
         if name in needed:
             needed |= _names(expr)
+    derived = dict(DERIVED)
     for name, expr in DERIVED:
-        if name in needed:
+        if name in needed and name not in ("P", "Q"):
             derived_lines.append(f"    {name} = {_py(expr)}")
     checks = " and ".join(f"type({a}) is int and {lo} <= {a} <= {hi}" for a, (lo, hi) in LIMITS.items())
     lines = [
         f"def {func_name}({', '.join(ARGS)}):",
         f"    if not ({checks}):",
         f"        return {INVALID}",
-        "    if H + 2 * pad - dilation * (R - 1) - 1 < 0 or W + 2 * pad - dilation * (S - 1) - 1 < 0:",
+        # an empty output (P or Q < 1) is exactly a filter that does not fit (validate's message)
+        f"    P = {_py(derived['P'])}",
+        f"    Q = {_py(derived['Q'])}",
+        "    if P < 1 or Q < 1:",
         f"        return {INVALID}",
         f"    if C % {channel_multiple} or K % {channel_multiple}:",
         f"        return {UNSUPPORTED}",
@@ -75,10 +83,13 @@ def python_source(ir: TreeIR, channel_multiple: int, func_name: str = "_select")
             return
         assert isinstance(node, Split)
         name = ir.feature_names[node.feature]
-        if name not in have:
-            lines.append(f"{ind}f_{name} = {_py(feats[name])}")
+        var = f"f_{name}"
+        if feats[name] in ARGS or feats[name] in derived:  # a value already at hand: no copy
+            var = feats[name]
+        elif name not in have:
+            lines.append(f"{ind}{var} = {_py(feats[name])}")
             have = have | {name}
-        lines.append(f"{ind}if f_{name} <= {node.threshold}:")
+        lines.append(f"{ind}if {var} <= {node.threshold}:")
         walk(node.left, ind + "    ", have)
         lines.append(f"{ind}else:")
         walk(node.right, ind + "    ", have)

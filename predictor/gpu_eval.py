@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from .cli import display_path, refuse_overwrite, require, run_main
 from .config import SEED_CONFIG, Family, KernelConfig
 from .features import ConvProblem
 from .portfolio import effective_times
@@ -382,30 +383,52 @@ def fair_summary(res: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.gpu_eval", description=__doc__.split("\n\n")[0])
-    p.add_argument("--sweep", default="sweeps/h200.parquet")
+    p.add_argument("--sweep", default="sweeps/h200.parquet",
+                   help="sweep whose net: layers are evaluated (and whose measurements give the oracle)")
     p.add_argument("--gpu", default="h200", help="model slug (models/<gpu>-<family>.tree.json)")
-    p.add_argument("--family", action="append", choices=[f.value for f in Family])
+    p.add_argument("--family", action="append", choices=[f.value for f in Family],
+                   help="evaluate only this family (repeatable; default: every family of the sweep)")
     p.add_argument("--networks", nargs="*", default=None, help="only these networks (default: all net: layers)")
     p.add_argument("--batches", nargs="*", type=int, default=None, help="only these batch sizes")
     p.add_argument("--dispatcher", default=None, help="built dispatcher library to run end to end")
-    p.add_argument("--build-dir", default="build")
-    p.add_argument("--out", default="reports/gpu")
+    p.add_argument("--build-dir", default="build", help="where compiled kernels are cached")
+    p.add_argument("--out", default="reports/gpu",
+                   help="folder of the report; files already there are replaced only with --overwrite")
+    p.add_argument("--overwrite", action="store_true", help="replace the report files already in --out")
     p.add_argument("--sm90-sweep", default=None, help="compare with this SM90 sweep's family on fp16 layers "
                    "(graph-timed SM80 pick, SM90 pick and best, cuDNN)")
-    p.add_argument("--base-family", default=Family.FP16_NHWC.value)
-    p.add_argument("--sm90-family", default="f16nhwc90")
+    p.add_argument("--base-family", default=Family.FP16_NHWC.value, choices=[f.value for f in Family],
+                   help="with --sm90-sweep: the SM80 family whose model's pick is compared")
+    p.add_argument("--sm90-family", default="f16nhwc90", choices=[f.value for f in Family],
+                   help="with --sm90-sweep: the SM90 family compared")
     p.add_argument("--summarize", default=None, metavar="CSV",
                    help="no GPU: print the graph-timed comparison of an earlier run's layers.csv")
-    args = p.parse_args(argv)
+    return p
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.summarize:
         print(fair_summary(pd.read_csv(args.summarize)))
         return 0
+    require("torch", "gpu", "predictor.gpu_eval (timing on a GPU)")
+    require("cutlass_library", "gpu", "predictor.gpu_eval (emitting the kernels)")
+    out = Path(args.out)
+    names = ([f"cross_family_{args.sm90_family}.csv", f"CROSS_FAMILY_{args.sm90_family}.md"] if args.sm90_sweep
+             else ["layers.csv", "REPORT.md"])
+    refuse_overwrite([out / n for n in names], [out], args.overwrite,
+                     f"pass --overwrite to replace the report in {display_path(out)}, or --out DIR")
     if args.sm90_sweep:
         return run_cross_family(args)
     return run(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point; unusable input (or a missing extra) ends in one line on stderr (exit 2)."""
+    return run_main("predictor.gpu_eval", _main, argv)
 
 
 if __name__ == "__main__":

@@ -5,9 +5,11 @@
     >>> s.name, s.config.tb, s.fallback
 
 Models are the ``models/<gpu>-<family>.tree.json`` files written by :mod:`predictor.train`
-(``gpu`` is the model slug, e.g. ``h200`` or ``h200-sm87``).  Each is loaded once and turned into
-a generated Python function (:mod:`predictor.export_py`); loaded models are kept in an
-``lru_cache`` (the only state of this module).
+(``gpu`` is the model slug, e.g. ``h200`` or ``h200-sm87``); they ship inside the package
+(:func:`predictor.resources.models_dir`).  Each is loaded once and turned into
+a generated Python function (:mod:`predictor.export_py`); loaded models are kept in
+``functools.lru_cache`` caches and, for the fast path of :func:`select`, two dicts by slug and
+family (the only state of this module; :func:`cache_clear` empties all of them).
 
 Errors and fallbacks:
 
@@ -16,6 +18,7 @@ Errors and fallbacks:
   (:func:`predictor.features.validate`);
 * ``pad=None`` means "same" padding, ``same_pad(R, dilation)``; it needs ``R == S`` (else
   ``ValueError`` naming ``pad``: pass the padding explicitly);
+* ``on_unsupported`` other than ``"raise"`` or ``"pad"``: ``ValueError``;
 * C or K not a multiple of the family's channel multiple (32 for ``i8nc32``, 8 for ``f16nhwc``):
   ``ValueError`` naming C or K, unless ``on_unsupported="pad"``: then the channels are rounded up
   to the multiple (what padding the tensors to the family's layout does) and the model's pick for
@@ -34,10 +37,14 @@ from typing import Any, Callable
 from .config import FAMILY_SPECS, Family, KernelConfig
 from .export_py import INVALID, UNSUPPORTED, compile_selector
 from .features import FEATURE_NAMES, validate
+from .resources import models_dir
 from .tree_ir import TreeIR
 
-#: Where the shipped models live (the repository's ``models/`` folder).
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+_RAISE = "raise"
+_ON_UNSUPPORTED = (_RAISE, "pad")
+#: ``load_model(gpu)`` of the default family, by slug: the fast path's lookup (see cache_clear).
+_DEFAULT_MODELS: dict[str, "LoadedModel"] = {}
+_FAMILY_MODELS: dict[tuple[str, Any], "LoadedModel"] = {}
 
 
 class ModelNotFoundError(FileNotFoundError, ValueError):
@@ -98,7 +105,7 @@ class LoadedModel:
 
 def model_path(gpu: str, family: str | Family) -> Path:
     fam = family.value if isinstance(family, Family) else str(family)
-    return MODELS_DIR / f"{gpu}-{fam}.tree.json"
+    return models_dir() / f"{gpu}-{fam}.tree.json"
 
 
 @functools.lru_cache(maxsize=64)
@@ -117,7 +124,7 @@ def load_model(gpu: str = "h200", family: str | Family = Family.INT8_NC32HW32) -
         raise ValueError(f"gpu must be a model slug such as 'h200', got {gpu!r}")
     path = model_path(gpu, fam)
     if not path.exists():
-        have = sorted(p.name[: -len(".tree.json")] for p in MODELS_DIR.glob("*.tree.json"))
+        have = sorted(p.name[: -len(".tree.json")] for p in models_dir().glob("*.tree.json"))
         raise ModelNotFoundError(f"no model for gpu={gpu!r}, family={fam.value!r} ({path} does not exist; "
                                  f"available: {have or 'none'})")
     return _load_path(str(path))
@@ -152,16 +159,34 @@ def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: in
     ``family`` defaults to ``i8nc32`` (or the family of ``model``); ``gpu`` is the model slug;
     ``sms`` defaults to the SM count the model was trained with; ``model`` may be a path to a
     ``.tree.json``, a :class:`~predictor.tree_ir.TreeIR` or a :class:`LoadedModel` instead of the
-    shipped model.  See the module docstring for errors and ``on_unsupported``."""
-    if family is None and (model is None or type(model) is str):  # the fast, cached paths
-        m = load_model(gpu) if model is None else _load_path(model)
+    shipped model.  ``on_unsupported``: ``"raise"`` (a ``ValueError`` when C or K is not a multiple
+    of the family's channel multiple) or ``"pad"`` (select for the channels rounded up, with
+    ``fallback=True``).  See the module docstring for all errors."""
+    if on_unsupported is not _RAISE and on_unsupported not in _ON_UNSUPPORTED:
+        raise ValueError(f"on_unsupported must be 'raise' or 'pad', got {on_unsupported!r}")
+    if family is None and model is None:  # the fast path: the shipped model of the default family
+        try:
+            m = _DEFAULT_MODELS[gpu]
+        except (KeyError, TypeError):
+            m = _DEFAULT_MODELS[gpu] = load_model(gpu)
+    elif model is None:  # the shipped model of another family
+        try:
+            m = _FAMILY_MODELS[gpu, family]
+        except (KeyError, TypeError):
+            m = _resolve(None, gpu, family)
+            _FAMILY_MODELS[gpu, family] = m
+    elif family is None and type(model) is str:
+        m = _load_path(model)
     else:
         m = _resolve(model, gpu, family)
     if sms is None:
         sms = m.sms
     if pad is None:
-        if type(R) is int and type(S) is int and type(dilation) is int and R == S:
-            pad = dilation * (R - 1) // 2
+        if R == S:
+            try:  # dilation * (R - 1) // 2 for integers; a float or str raises (>> needs integers)
+                pad = dilation * (R - 1) >> 1
+            except TypeError:
+                pad = _same_pad(R, S, dilation)
         else:
             pad = _same_pad(R, S, dilation)
     i = m.fn(N, C, H, W, K, R, S, stride, pad, dilation, sms)
@@ -215,10 +240,18 @@ def _slow_path(m: LoadedModel, code: int, N: Any, C: Any, H: Any, W: Any, K: Any
 
 def cache_clear() -> None:
     """Forget every loaded model (e.g. after retraining in the same process)."""
+    _DEFAULT_MODELS.clear()
+    _FAMILY_MODELS.clear()
     load_model.cache_clear()
     _load_path.cache_clear()
     _from_ir.cache_clear()
 
 
+def __getattr__(name: str) -> Any:
+    if name == "MODELS_DIR":  # the former constant: the shipped models' folder
+        return models_dir()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = ["select", "Selection", "LoadedModel", "load_model", "model_path", "ModelNotFoundError",
-           "MODELS_DIR", "cache_clear"]
+           "cache_clear"]

@@ -1,5 +1,6 @@
 """Train one kernel-selection model per family from a sweep.
 
+    python -m predictor.train --all       # regenerate every shipped model, header and dispatcher
     python -m predictor.train SWEEP.parquet [--family F] [--models-dir models] [--export-dir export]
         [--max-portfolio 12] [--seed 0] [--holdout-sources net:] [--target sm_87] [--folds 5]
 
@@ -25,12 +26,17 @@ Per family (rows with ``status == "ok"`` and ``verified`` only; time = ``retime_
    for int8, ``SEED_CONFIG``;
 4. the C++ header of the GPU (all families with a model in ``--models-dir``) is written to
    ``--export-dir`` (:mod:`predictor.export_cpp`).
+
+The written files depend only on the sweeps and the options: retraining reproduces them byte for
+byte (run information -- the command, durations -- goes to the log only).  The shipped models
+(``models/h200*``) and their headers are replaced only by ``--all`` (which regenerates all of
+them, see :data:`SHIPPED_RUNS`) or with ``--overwrite``; other runs write another slug
+(``--slug``) or other folders (``--models-dir``, ``--export-dir``).
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
-import datetime as _dt
 import json
 import logging
 import re
@@ -44,6 +50,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from .cli import display_path, refuse_overwrite, run_main
 from .config import SEED_CONFIG, Family, KernelConfig
 from .features import DEFAULT_SMS, FEATURE_NAMES, LIMITS
 from .portfolio import (
@@ -387,8 +394,7 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
                                                 "weighting": weighting, "seed": seed},
         "smem_bytes": {n: int(smem.get(n, -1)) for n in names},
         "sm87_ok": {n: bool(sm87.get(n, False)) for n in names},
-        "trained": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "command": command, "versions": _versions(),
+        "versions": _versions(),
     }
     ir = TreeIR.from_sklearn(clf, FEATURE_NAMES, classes=names, meta=meta, check_X=X)
     if len(Xh):
@@ -414,12 +420,13 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
                  "features_used": [FEATURE_NAMES[f] for f in ir.used_features()],
                  "configs_predicted": sorted({n.label for n in ir.nodes if isinstance(n, Leaf)})},
         "cv": cv_block, "holdout": evaluate(hold_t, Xh, ir), "in_sample": evaluate(train_t, X, ir),
-        "cv_grid": {**cv.grid, "combinations": len(cv.scores), "seconds": round(cv.seconds, 2),
+        "cv_grid": {**cv.grid, "combinations": len(cv.scores),
                     "top": [{"k": c[0], "weighting": c[1], "min_samples_leaf": c[2], "max_depth": c[3],
                              "geomean": round(s, 5)}
                             for c, s in sorted(cv.scores.items(), key=lambda kv: -kv[1])[:10]]},
-        "scoring": SCORING_NOTE, "seconds": round(time.time() - t0, 2),
+        "scoring": SCORING_NOTE,
     }
+    _LOG.info("%s: trained in %.1f s%s", family.value, time.time() - t0, f" by {command}" if command else "")
     meta["cv"] = cv_block
     meta["holdout"] = summary["holdout"]
     ir = TreeIR(ir.feature_names, ir.classes, ir.nodes, meta).validate()
@@ -446,27 +453,61 @@ def save_model(m: FamilyModel, models_dir: Path) -> dict[str, Path]:
     tree_sha = file_sha256(paths["tree"])
     joblib.dump({"model": m.clf, "ir": m.ir.to_dict(), "meta": {**m.meta, "tree_json_sha256": tree_sha}},
                 paths["joblib"])
-    summary = {**m.summary, "files": {k: str(v) for k, v in paths.items()}, "tree_json_sha256": tree_sha}
+    summary = {**m.summary, "files": {k: v.name for k, v in paths.items()}, "tree_json_sha256": tree_sha}
     paths["summary_json"].write_text(json.dumps(summary, indent=1, sort_keys=True, default=str) + "\n")
     paths["summary_md"].write_text(summary_markdown(summary))
     return paths
 
 
 # --------------------------------------------------------------------------- CLI
+@dataclass(frozen=True)
+class ShippedRun:
+    """One training run of ``python -m predictor.train --all`` (paths relative to the repository root)."""
+
+    slug: str
+    sweeps: tuple[str, ...]
+    target: str | None = None
+
+
+#: The shipped models (``models/<slug>-<family>.*``) and headers (``export/``) and how they are made.
+SHIPPED_RUNS = (
+    ShippedRun("h200", ("sweeps/h200.parquet", "sweeps/h200-sm90.parquet", "sweeps/h200-sm90-i8.parquet")),
+    ShippedRun("h200-sm87", ("sweeps/h200.parquet",), "sm_87"),
+)
+#: The shipped dispatchers: (slug, families or None for the default SM80 ones, folder under export/).
+SHIPPED_DISPATCHERS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
+    ("h200", None, "dispatch"),
+    ("h200", ("f16nhwc90",), "dispatch_sm90"),
+)
+SHIPPED_SLUGS = frozenset(r.slug for r in SHIPPED_RUNS)
+_REFUSE_HINT = ("train into another folder (--models-dir DIR --export-dir DIR) or under another name (--slug NAME), "
+                "pass --overwrite to replace it, or run python -m predictor.train --all to regenerate every shipped file")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.train", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("sweep", type=Path, nargs="+",
+    p.add_argument("sweep", type=Path, nargs="*",
                    help="sweep parquet file(s) (predictor.schema format); several files of one GPU measured "
                         "at different SM counts (collector --sm-count) train one model with sms as a feature")
+    p.add_argument("--all", action="store_true",
+                   help="regenerate every shipped file from the shipped sweeps, run from the repository root: "
+                        + "; ".join(f"{' '.join(r.sweeps)}{' --target ' + r.target if r.target else ''}"
+                                    for r in SHIPPED_RUNS)
+                        + " into models/ and export/, then the dispatchers (export/dispatch*/, needs nvidia-cutlass)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="allow replacing the shipped models and headers (models/h200*, export/h200*) without --all")
     p.add_argument("--slug", default=None, help="model name prefix (default: from the GPU name and --target)")
     p.add_argument("--family", choices=[f.value for f in Family], action="append",
                    help="train only this family (repeatable; default: every family in the sweep)")
-    p.add_argument("--models-dir", type=Path, default=Path("models"))
-    p.add_argument("--export-dir", type=Path, default=Path("export"))
+    p.add_argument("--models-dir", type=Path, default=Path("models"),
+                   help="where the models go (<slug>-<family>.tree.json, .joblib, .summary.json/.md)")
+    p.add_argument("--export-dir", type=Path, default=Path("export"),
+                   help="where the C++ header goes (<slug>_conv_heuristics.hpp, from every model of the slug "
+                        "in --models-dir)")
     p.add_argument("--no-export", action="store_true", help="do not write the C++ header")
     p.add_argument("--max-portfolio", type=int, default=12, help="largest portfolio (k) considered")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the cross-validation folds and the trees")
     p.add_argument("--holdout-sources", nargs="*", default=["net:"], metavar="PREFIX",
                    help="shapes whose source starts with one of these are held out (default: net:)")
     p.add_argument("--target", choices=["sm_87"], default=None,
@@ -480,65 +521,134 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point; raises ``SystemExit`` with a message on unusable input."""
+def _read_sweeps(paths: Sequence[Path]) -> tuple[pd.DataFrame, list[pd.DataFrame], list[str]]:
+    """The concatenated sweeps, each file's frame and each file's sha256 (one-line errors)."""
+    frames = []
+    for path in paths:
+        if path.is_dir():
+            raise TrainError(f"{path} is a folder: pass sweep parquet file(s), e.g. sweeps/h200.parquet")
+        part = read_sweep(path)
+        if part.empty:
+            raise TrainError(f"{path}: the sweep has no rows")
+        if read_metadata(path).get("synthetic"):
+            _LOG.warning("%s is a SYNTHETIC sweep: do not ship models trained on it", path)
+        frames.append(part)
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if len(frames) > 1 and df.duplicated(["family", "shape_key", "config", "sms"]).any():
+        raise TrainError("the sweeps overlap: the same (family, shape, config, sms) appears twice")
+    return df, frames, [file_sha256(p) for p in paths]
+
+
+def _outputs(models_dir: Path, export_dir: Path | None, slugs: set[str], fams: Sequence[str]) -> list[Path]:
+    """The files a run would write (models, and the header unless ``export_dir`` is None)."""
+    from .export_cpp import header_path
+
+    out = [models_dir / f"{slug}-{f}{ext}" for slug in sorted(slugs) for f in fams
+           for ext in (".joblib", ".tree.json", ".summary.json", ".summary.md")]
+    if export_dir is not None:
+        out += [header_path(export_dir, slug) for slug in sorted(slugs)]
+    return out
+
+
+def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: str, overwrite: bool) -> list[FamilyModel]:
+    """Train every requested family of ``sweeps`` and write the models and the header."""
+    sweeps = [Path(display_path(p)) for p in sweeps]  # provenance without host paths
+    df, frames, shas = _read_sweeps(sweeps)
+    sha = shas[0] if len(shas) == 1 else hashlib.sha256("".join(shas).encode()).hexdigest()
+    sweep_name = sweeps[0] if len(sweeps) == 1 else Path("+".join(p.name for p in sweeps))
+    present = sorted(set(df["family"].astype(str)))
+    unknown = [f for f in present if f not in {x.value for x in Family}]
+    if unknown:
+        raise TrainError(f"{sweep_name}: unknown family value(s) {unknown}")
+    fams = args.family or present
+    missing = [f for f in fams if f not in present]
+    if missing:
+        raise TrainError(f"{sweep_name}: no rows of family {missing} (present: {present})")
+    if not eligible_rows(df[df["family"].isin(fams)]).shape[0]:
+        raise TrainError(f"{sweep_name}: no rows with status == 'ok' and verified == True")
+    slugs = {args.slug or target_slug(g, args.target)
+             for g in df[df["family"].isin(fams)]["gpu"].astype(str).unique()}
+    from .resources import export_dir, models_dir
+
+    shipped = _outputs(args.models_dir, None if args.no_export else args.export_dir, slugs & SHIPPED_SLUGS, fams)
+    refuse_overwrite(shipped, [models_dir(), export_dir()], overwrite, _REFUSE_HINT)
+    models = []
+    for f in fams:
+        # provenance: the file(s) holding this family's rows (one file: its own sha256)
+        own = [i for i, fr in enumerate(frames) if (fr["family"].astype(str) == f).any()]
+        f_name = sweeps[own[0]] if len(own) == 1 else sweep_name
+        f_sha = shas[own[0]] if len(own) == 1 else sha
+        m = train_family(df, Family(f), sweep=f_name, sweep_sha=f_sha, target=args.target,
+                         slug_override=args.slug,
+                         max_portfolio=args.max_portfolio, seed=args.seed,
+                         holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
+                         tolerance=args.cv_tolerance, command=command)
+        paths = save_model(m, args.models_dir)
+        _LOG.info("%s: wrote %s", f, ", ".join(str(p) for p in paths.values()))
+        if not args.quiet:
+            print(summary_markdown({**m.summary}))
+        models.append(m)
+    if not args.no_export:
+        from .export_cpp import export_models_dir
+
+        for slug in sorted({m.slug for m in models}):
+            _LOG.info("wrote %s", export_models_dir(args.models_dir, slug, args.export_dir))
+    return models
+
+
+def train_shipped(args: argparse.Namespace) -> None:
+    """``--all``: every run of :data:`SHIPPED_RUNS` into models/ and export/, then the dispatchers."""
+    if args.sweep or args.family or args.slug or args.target or args.no_export:
+        raise TrainError("--all trains exactly the shipped runs: it takes no sweep, --family, --slug, --target "
+                         "or --no-export")
+    parser = build_parser()
+    changed = [a for a in ("max_portfolio", "seed", "holdout_sources", "folds", "cv_tolerance", "models_dir",
+                           "export_dir") if getattr(args, a) != parser.get_default(a)]
+    if changed:
+        raise TrainError(f"--all uses the default settings; it cannot be combined with --{changed[0].replace('_', '-')}")
+    need = sorted({s for r in SHIPPED_RUNS for s in r.sweeps})
+    absent = [s for s in need if not Path(s).is_file()]
+    if absent:
+        raise FileNotFoundError(f"--all needs the shipped sweeps {absent} (missing): run it from the repository root")
+    for run in SHIPPED_RUNS:
+        run_args = argparse.Namespace(**{**vars(args), "target": run.target})
+        models = train_sweeps(run_args, [Path(s) for s in run.sweeps], command="python -m predictor.train --all",
+                              overwrite=True)
+        slugs = {m.slug for m in models}
+        if slugs != {run.slug}:
+            raise TrainError(f"the shipped run {run} produced the slug(s) {sorted(slugs)}, not {run.slug}")
+    try:
+        import cutlass_library  # noqa: F401 - kernel emission
+
+        from .dispatcher import generate
+    except ImportError as exc:
+        _LOG.warning("dispatchers export/dispatch*/ not regenerated (%s): pip install 'cutlass-conv-predictor[build]'",
+                     exc)
+        return
+    for slug, fams, folder in SHIPPED_DISPATCHERS:
+        generate(args.models_dir, slug, args.export_dir, args.export_dir / folder, families=fams)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.max_portfolio < 1:
-        raise SystemExit("predictor.train: --max-portfolio must be >= 1")
-    command = "python -m predictor.train " + " ".join(shlex.quote(a) for a in argv)
-    try:
-        frames = []
-        for path in args.sweep:
-            part = read_sweep(path)
-            if read_metadata(path).get("synthetic"):
-                _LOG.warning("%s is a SYNTHETIC sweep: do not ship models trained on it", path)
-            frames.append(part)
-        df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-        if len(frames) > 1 and df.duplicated(["family", "shape_key", "config", "sms"]).any():
-            raise TrainError("the sweeps overlap: the same (family, shape, config, sms) appears twice")
-        shas = [file_sha256(p) for p in args.sweep]
-        sha = shas[0] if len(shas) == 1 else hashlib.sha256("".join(shas).encode()).hexdigest()
-        sweep_name = args.sweep[0] if len(args.sweep) == 1 else Path("+".join(p.name for p in args.sweep))
-        if df.empty:
-            raise TrainError(f"{sweep_name}: the sweep has no rows")
-        present = sorted(set(df["family"].astype(str)))
-        unknown = [f for f in present if f not in {x.value for x in Family}]
-        if unknown:
-            raise TrainError(f"{sweep_name}: unknown family value(s) {unknown}")
-        fams = args.family or present
-        missing = [f for f in fams if f not in present]
-        if missing:
-            raise TrainError(f"{sweep_name}: no rows of family {missing} (present: {present})")
-        if not eligible_rows(df[df["family"].isin(fams)]).shape[0]:
-            raise TrainError(f"{sweep_name}: no rows with status == 'ok' and verified == True")
-        models = []
-        for f in fams:
-            # provenance: the file(s) holding this family's rows (one file: its own sha256)
-            own = [i for i, fr in enumerate(frames) if (fr["family"].astype(str) == f).any()]
-            f_name = args.sweep[own[0]] if len(own) == 1 else sweep_name
-            f_sha = shas[own[0]] if len(own) == 1 else sha
-            m = train_family(df, Family(f), sweep=f_name, sweep_sha=f_sha, target=args.target,
-                             slug_override=args.slug,
-                             max_portfolio=args.max_portfolio, seed=args.seed,
-                             holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
-                             tolerance=args.cv_tolerance, command=command)
-            paths = save_model(m, args.models_dir)
-            _LOG.info("%s: wrote %s", f, ", ".join(str(p) for p in paths.values()))
-            if not args.quiet:
-                print(summary_markdown({**m.summary}))
-            models.append(m)
-        if not args.no_export:
-            from .export_cpp import export_models_dir
-
-            for slug in sorted({m.slug for m in models}):
-                out = export_models_dir(args.models_dir, slug, args.export_dir, command=command)
-                _LOG.info("wrote %s", out)
-    except (SweepFormatError, TrainError, FileNotFoundError) as exc:
-        raise SystemExit(f"predictor.train: error: {exc}") from exc
+        raise TrainError("--max-portfolio must be >= 1")
+    command = "python -m predictor.train " + " ".join(shlex.quote(a) for a in argv)  # logged per family
+    if args.all:
+        train_shipped(args)
+    elif not args.sweep:
+        raise TrainError("give sweep file(s), e.g. sweeps/h200.parquet, or --all for the shipped models")
+    else:
+        train_sweeps(args, args.sweep, command=command, overwrite=args.overwrite)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point (``python -m predictor.train``); unusable input ends in one line on stderr, exit 2."""
+    return run_main("predictor.train", _main, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from .cli import display_path, refuse_overwrite, run_main
 from .config import SEED_CONFIG, Family
 from .features import frame as feature_frame
 from .portfolio import build_table, eligible_rows, metrics
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows = rows.assign(problem=rows["shape_key"].astype(str) + "@sm" + rows["sms"].astype(int).astype(str))
     target = rows[rows["sms"] == args.target_sms]
     if target.empty:
-        raise SystemExit(f"no ok rows at sms={args.target_sms} in {args.partition}")
+        raise ValueError(f"no ok rows at sms={args.target_sms} in {args.partition}")
     full_sms = int(full["sms"].max())
     tgt_table, _ = build_table(target, args.target_sms)
     full_t, _ = build_table(rows[rows["sms"] == full_sms], full_sms)
@@ -122,24 +123,39 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.transfer", description=__doc__.split("\n\n")[0])
     p.add_argument("--full", required=True, help="whole-GPU sweep")
     p.add_argument("--partition", action="append", default=[], help="sweep measured on an SM partition (repeatable)")
-    p.add_argument("--target-sms", type=int, default=16)
-    p.add_argument("--family", default=Family.INT8_NC32HW32.value, choices=[f.value for f in Family])
-    p.add_argument("--folds", type=int, default=5)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="reports/partitions")
-    args = p.parse_args(argv)
+    p.add_argument("--target-sms", type=int, default=16, help="the SM count whose problems are scored")
+    p.add_argument("--family", default=Family.INT8_NC32HW32.value, choices=[f.value for f in Family],
+                   help="family to evaluate")
+    p.add_argument("--folds", type=int, default=5, help="GroupKFold splits over problems")
+    p.add_argument("--seed", type=int, default=0, help="seed of the folds and the trees")
+    p.add_argument("--out", default="reports/partitions",
+                   help="folder of REPORT_sm<target>.md; an existing report is replaced only with --overwrite")
+    p.add_argument("--overwrite", action="store_true", help="replace the report already in --out")
+    return p
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    res = run(args)
     out = Path(args.out)
+    target = out / f"REPORT_sm{args.target_sms}.md"
+    refuse_overwrite([target], [out], args.overwrite,
+                     f"pass --overwrite to replace it, or --out DIR (now {display_path(out)})")
+    res = run(args)
     out.mkdir(parents=True, exist_ok=True)
     text = report(res, args)
-    (out / f"REPORT_sm{args.target_sms}.md").write_text(text)
+    target.write_text(text)
     print(text)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point; unusable input ends in one line on stderr (exit 2)."""
+    return run_main("predictor.transfer", _main, argv)
 
 
 if __name__ == "__main__":

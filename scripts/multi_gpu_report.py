@@ -43,7 +43,7 @@ def main(folder: str) -> None:
     out = [
         "# Multi-GPU collector: scaling and cross-GPU agreement",
         "",
-        f"- GPUs: 2x {meta.get('device', {}).get('gpu', '?')} of one host (the device tool's nvidia-h200-x2), "
+        f"- GPUs: 2x {meta.get('device', {}).get('gpu', '?')} of one host (GPU run scripts/device_call3.sh, logs in {folder}/logs), "
         f"{meta.get('date', '?')}, commit {str(meta.get('commit', '?'))[:12]}",
         "- commands (`scripts/device_call3.sh`): `CUDA_VISIBLE_DEVICES=1 python -m predictor.collect --family i8nc32 "
         "--shapes 300 --out scale-1gpu.parquet` then `python -m predictor.collect --family i8nc32 --shapes 300 "

@@ -313,7 +313,9 @@ def check_agreement(rows: Sequence[Row], cpp: Sequence[tuple[int, str]],
 def test_header_text(header: Path, synthetic_models) -> None:
     text = header.read_text()
     assert text.splitlines()[0] == HEADER_FIRST_LINE
-    assert "regenerate: python -m predictor.train" in text
+    assert text.splitlines()[1] == ("// regenerate: python -m predictor.export_cpp --models-dir "
+                                    f"{synthetic_models.models} --slug synthetic --export-dir {synthetic_models.export}")
+    assert "// trained " not in text  # no date: the header is a function of the models only
     from predictor.schema import file_sha256
 
     assert file_sha256(synthetic_models.sweep) in text

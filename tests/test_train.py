@@ -101,39 +101,70 @@ def test_holdout_prefixes_and_family_option(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- bad input
-def _run(tmp_path: Path, df: pd.DataFrame) -> str:
+def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run the CLI on bad input: exit code 2 and exactly one line on stderr, which is returned."""
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("predictor.train: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def _run(tmp_path: Path, df: pd.DataFrame, capsys: pytest.CaptureFixture[str]) -> str:
     sweep = tmp_path / "bad.parquet"
     write_sweep(df, sweep)
-    with pytest.raises(SystemExit) as exc:
-        main([str(sweep), "--models-dir", str(tmp_path / "m"), "--export-dir", str(tmp_path / "x"), "--quiet"])
-    return str(exc.value)
+    return _fails([str(sweep), "--models-dir", str(tmp_path / "m"), "--export-dir", str(tmp_path / "x"), "--quiet"],
+                  capsys)
 
 
-def test_missing_column(tmp_path: Path) -> None:
-    msg = _run(tmp_path, make_sweep(n_shapes=20, families=("i8nc32",)).drop(columns=["retime_us"]))
-    assert "retime_us" in msg
+def test_missing_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    msg = _run(tmp_path, make_sweep(n_shapes=20, families=("i8nc32",)).drop(columns=["retime_us"]), capsys)
+    assert "missing column(s) ['retime_us']" in msg
 
 
-def test_empty_sweep(tmp_path: Path) -> None:
-    assert "no rows" in _run(tmp_path, make_sweep(n_shapes=20).iloc[:0])
+def test_empty_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "the sweep has no rows" in _run(tmp_path, make_sweep(n_shapes=20).iloc[:0], capsys)
 
 
-def test_no_ok_rows(tmp_path: Path) -> None:
+def test_empty_file_and_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    assert "not a readable parquet file" in _fails([str(tmp_path / "empty.parquet")], capsys)
+    assert "is a folder" in _fails([str(tmp_path)], capsys)
+    assert "give sweep file(s)" in _fails([], capsys)
+
+
+def test_no_ok_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     df = make_sweep(n_shapes=20, families=("i8nc32",))
     df["status"] = "cannot_implement"
-    assert "ok" in _run(tmp_path, df)
+    assert "no rows with status == 'ok'" in _run(tmp_path, df, capsys)
 
 
-def test_unknown_family_requested(tmp_path: Path) -> None:
+def test_unknown_family_requested(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sweep = tmp_path / "s.parquet"
     write_sweep(make_sweep(n_shapes=20, families=("i8nc32",)), sweep)
-    with pytest.raises(SystemExit, match="f16nhwc"):
-        main([str(sweep), "--family", "f16nhwc", "--models-dir", str(tmp_path / "m"), "--quiet"])
+    assert "no rows of family ['f16nhwc']" in _fails(
+        [str(sweep), "--family", "f16nhwc", "--models-dir", str(tmp_path / "m"), "--quiet"], capsys)
 
 
-def test_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit, match="not found"):
-        main([str(tmp_path / "nope.parquet"), "--quiet"])
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "not found" in _fails([str(tmp_path / "nope.parquet"), "--quiet"], capsys)
+
+
+def test_shipped_models_are_not_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Training a subset under the shipped slug into the shipped folders is refused (one line);
+    --all takes no other arguments."""
+    from predictor.resources import export_dir, models_dir
+
+    sweep = tmp_path / "s.parquet"
+    write_sweep(make_sweep(n_shapes=20, families=("i8nc32",)), sweep)
+    before = {p: p.read_bytes() for p in sorted(models_dir().glob("h200-i8nc32.*"))}
+    assert before
+    msg = _fails([str(sweep), "--slug", "h200", "--models-dir", str(models_dir()), "--export-dir",
+                  str(export_dir()), "--quiet"], capsys)
+    assert "is a shipped file" in msg and "--overwrite" in msg
+    assert {p: p.read_bytes() for p in before} == before
+    assert "--all" in _fails(["--all", str(sweep)], capsys)
+    assert "--seed" in _fails(["--all", "--seed", "1"], capsys)
 
 
 def test_gpu_slug() -> None:
@@ -233,3 +264,23 @@ def test_several_sm_counts_make_sms_a_feature(tmp_path) -> None:
     t = ShapeTable(keys, keys, None, ("x",), np.ones((6, 1)))  # type: ignore[arg-type]
     for tr, te in _folds(t, 3, 0):
         assert set(base_keys(keys[tr])).isdisjoint(base_keys(keys[te]))
+
+
+def test_header_after_training_some_families_keeps_the_others(tmp_path: Path, synthetic_models) -> None:
+    """Retraining one family rewrites the header from every model of the slug in the folder: the
+    other family's code stays, and the header names no training command (only its inputs)."""
+    import shutil
+
+    from predictor.export_cpp import header_path
+
+    models, export = tmp_path / "models", tmp_path / "export"
+    shutil.copytree(synthetic_models.models, models)
+    shutil.copytree(synthetic_models.export, export)
+    before = header_path(export, "synthetic").read_text()
+    i8 = before[before.index("// ---- family i8nc32"):before.index("// ---- family f16nhwc")]
+    assert main([str(synthetic_models.sweep), "--family", "f16nhwc", "--models-dir", str(models), "--export-dir",
+                 str(export), "--quiet", "--max-portfolio", "3"]) == 0
+    after = header_path(export, "synthetic").read_text()
+    assert i8 in after and "constexpr int select_f16nhwc(" in after
+    assert after != before  # the f16nhwc model changed (smaller portfolio)
+    assert "--family" not in after and "python -m predictor.export_cpp" in after.splitlines()[1]

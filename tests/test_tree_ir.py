@@ -40,9 +40,8 @@ def test_exact_threshold_invariant(a: int, gap: int) -> None:
     t = exact_int_threshold(thr)
     assert sklearn_goes_left(t, thr) and not sklearn_goes_left(t + 1, thr)
     # monotonic: everything below goes left, everything above goes right
-    for x in (t - 1, t - 7, t - 2**30, 0):
-        if x <= t:
-            assert sklearn_goes_left(x, thr)
+    for x in (t - 1, t - 7, t - 2**30, min(0, t)):
+        assert sklearn_goes_left(x, thr)
     for x in (t + 2, t + 9, t + 2**30):
         assert not sklearn_goes_left(x, thr)
 
@@ -128,10 +127,10 @@ def test_json_round_trip(tmp_path) -> None:
     ir.save(tmp_path / "t.json")
     assert TreeIR.load(tmp_path / "t.json").to_dict() == ir.to_dict()
     d = json.loads(ir.to_json())
-    d["nodes"][0]["threshold"] = 1.5
-    if "feature" in d["nodes"][0]:
-        with pytest.raises(TreeIRError):
-            TreeIR.from_dict(d)
+    assert "feature" in d["nodes"][0], "the random fit has a split at its root"
+    d["nodes"][0]["threshold"] = 1.5  # a split's threshold must be an integer
+    with pytest.raises(TreeIRError):
+        TreeIR.from_dict(d)
     with pytest.raises(TreeIRError):
         TreeIR.from_dict({**ir.to_dict(), "format": "other"})
 

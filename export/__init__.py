@@ -1,0 +1,2 @@
+"""The shipped C++ headers and dispatchers (the repository's ``export/`` folder), installed as
+``predictor._export``."""
