@@ -48,7 +48,7 @@ def test_installed_wheel_selects_outside_the_checkout(wheel: Path, tmp_path: Pat
     # the system site-packages provide numpy & co. (no download); the venv's own predictor wins
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     py = venv / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True,
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed", str(wheel)], check=True,
                    capture_output=True, text=True)
     work = tmp_path / "elsewhere"
     work.mkdir()
