@@ -79,6 +79,7 @@ class LoadedModel:
     ir: TreeIR
     family: Family
     sms: int
+    sms_range: tuple[int, int]
     configs: tuple[KernelConfig, ...]
     selections: tuple[Selection, ...]
     fn: Callable[..., int]
@@ -92,6 +93,7 @@ class LoadedModel:
         try:
             family = Family(ir.meta["family"])
             sms = int(ir.meta["sms"])
+            trained = [int(v) for v in ir.meta.get("sms_trained", [sms])]
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"model {source}: metadata lacks a valid family/sms ({exc})") from exc
         configs = tuple(KernelConfig.from_name(n) for n in ir.classes)
@@ -100,7 +102,15 @@ class LoadedModel:
             raise ValueError(f"model {source}: configs {bad} are not of family {family.value}")
         fn = compile_selector(ir, FAMILY_SPECS[family].channel_multiple)
         sels = tuple(Selection(c, i) for i, c in enumerate(configs))
-        return cls(ir.validate(), family, sms, configs, sels, fn, source)
+        return cls(ir.validate(), family, sms, (min(trained), max(trained)), configs, sels, fn, source)
+
+
+def _sms_error(m: LoadedModel, sms: Any) -> None:
+    lo, hi = m.sms_range
+    trained = f"{lo} SMs" if lo == hi else f"{lo} to {hi} SMs"
+    raise ValueError(f"sms={sms!r}: the {m.family.value} model {m.source} was trained at {trained} only; "
+                     "its choice does not transfer to other SM counts (use a model trained with that count, "
+                     "e.g. gpu='h200-sm87' for 16 to 132 SMs)")
 
 
 def model_path(gpu: str, family: str | Family) -> Path:
@@ -181,6 +191,8 @@ def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: in
         m = _resolve(model, gpu, family)
     if sms is None:
         sms = m.sms
+    elif type(sms) is int and not m.sms_range[0] <= sms <= m.sms_range[1]:
+        _sms_error(m, sms)
     if pad is None:
         if R == S:
             try:  # dilation * (R - 1) // 2 for integers; a float or str raises (>> needs integers)

@@ -389,6 +389,7 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
     seed_idx = train_t.config_index(SEED_CONFIG.name) if family is SEED_CONFIG.family else None
     meta: dict[str, Any] = {
         "family": family.value, "gpu": gpu, "gpu_slug": slug, "target": target, "sms": sms,
+        "sms_trained": sorted(int(v) for v in sms_values.index),
         "sweep": sweep.name, "sweep_sha256": sweep_sha, "feature_names": list(FEATURE_NAMES),
         "portfolio": names, "hyperparameters": {"k": k, "max_depth": depth, "min_samples_leaf": min_leaf,
                                                 "weighting": weighting, "seed": seed},

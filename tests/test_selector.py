@@ -70,11 +70,17 @@ def test_same_padding_and_defaults(model: str) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(N=st.integers(1, 256), c=st.integers(1, 64), H=st.integers(1, 300), W=st.integers(1, 300),
-       k=st.integers(1, 64), R=st.sampled_from([1, 3, 5, 7]), stride=st.integers(1, 3), sms=st.integers(1, 4096))
+       k=st.integers(1, 64), R=st.sampled_from([1, 3, 5, 7]), stride=st.integers(1, 3),
+       sms=st.one_of(st.just(132), st.integers(1, 4096)))
 def test_matches_ir_everywhere(model: str, N: int, c: int, H: int, W: int, k: int, R: int, stride: int,
                                sms: int) -> None:
     ir = _load_ir(model)
     args = dict(N=N, C=32 * c, H=H, W=W, K=32 * k, R=R, S=R, stride=stride, pad=same_pad(R), dilation=1, sms=sms)
+    lo, hi = (min(ir.meta.get("sms_trained", [ir.meta["sms"]])), max(ir.meta.get("sms_trained", [ir.meta["sms"]])))
+    if not lo <= sms <= hi:  # a count the model was not trained at is refused
+        with pytest.raises(ValueError, match="sms="):
+            select(**{a: args[a] for a in BASE}, stride=stride, sms=sms, model=model)
+        return
     try:
         feats = compute(args)
     except ValueError:
@@ -180,3 +186,15 @@ def test_import_is_cheap_and_has_no_side_effects(tmp_path) -> None:
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("i8nc32_")
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_a_model_refuses_sm_counts_it_was_not_trained_at():
+    from predictor.selector import load_model
+
+    m = load_model("h200", "i8nc32")
+    assert m.sms_range == (132, 132)
+    assert select(1, 64, 56, 56, 64, 3, 3, sms=132) == select(1, 64, 56, 56, 64, 3, 3)
+    with pytest.raises(ValueError, match="sms=16: .* trained at 132 SMs only"):
+        select(1, 64, 56, 56, 64, 3, 3, sms=16)
+    with pytest.raises(ValueError, match="sms"):
+        select(1, 64, 56, 56, 64, 3, 3, sms="16")
