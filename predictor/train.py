@@ -2,13 +2,15 @@
 
     python -m predictor.train --all       # regenerate every shipped model, header and dispatcher
     python -m predictor.train SWEEP.parquet [--family F] [--models-dir models] [--export-dir export]
-        [--max-portfolio 12] [--seed 0] [--holdout-sources net:] [--target sm_87] [--folds 5]
+        [--max-portfolio 12] [--seed 0] [--holdout-sources PREFIX ...] [--target sm_87] [--folds 5]
 
 Per family (rows with ``status == "ok"`` and ``verified`` only; time = ``retime_us`` else
 ``time_us``):
 
-1. shapes whose ``source`` starts with a ``--holdout-sources`` prefix are set aside (the held-out
-   real-network set); the rest are the training shapes;
+1. shapes whose ``source`` starts with a ``--holdout-sources`` prefix are set aside (none by
+   default: the shipped models learn from every measured problem, network layers included, and
+   their quality on networks they never saw is measured by :mod:`predictor.lono`, leave one
+   network out); the rest are the training shapes;
 2. hyper-parameters (portfolio size k, tree ``max_depth``, ``min_samples_leaf``, sample weighting)
    are chosen by ``GroupKFold`` cross-validation grouped by ``shape_key``: inside every fold the
    portfolio is chosen greedily on the training part (:func:`predictor.portfolio.greedy_portfolio`),
@@ -472,8 +474,12 @@ class ShippedRun:
 
 #: The shipped models (``models/<slug>-<family>.*``) and headers (``export/``) and how they are made.
 SHIPPED_RUNS = (
-    ShippedRun("h200", ("sweeps/h200.parquet", "sweeps/h200-sm90.parquet", "sweeps/h200-sm90-i8.parquet")),
-    ShippedRun("h200-sm87", ("sweeps/h200.parquet",), "sm_87"),
+    ShippedRun("h200", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm90.parquet",
+                        "sweeps/h200-sm90-nets.parquet", "sweeps/h200-sm90-i8.parquet",
+                        "sweeps/h200-sm90-i8-nets.parquet")),
+    # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
+    ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
+                             "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet"), "sm_87"),
 )
 #: The shipped dispatchers: (slug, families or None for the default SM80 ones, folder under export/).
 SHIPPED_DISPATCHERS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
@@ -509,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-export", action="store_true", help="do not write the C++ header")
     p.add_argument("--max-portfolio", type=int, default=12, help="largest portfolio (k) considered")
     p.add_argument("--seed", type=int, default=0, help="seed of the cross-validation folds and the trees")
-    p.add_argument("--holdout-sources", nargs="*", default=["net:"], metavar="PREFIX",
+    p.add_argument("--holdout-sources", nargs="*", default=[], metavar="PREFIX",
                    help="shapes whose source starts with one of these are held out (default: net:)")
     p.add_argument("--target", choices=["sm_87"], default=None,
                    help="restrict to configs that run on this arch (sm_87: sm87_ok == True); "
