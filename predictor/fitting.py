@@ -37,7 +37,7 @@ from .portfolio import (
 #: Model kinds (module docstring); ``class`` is the first shipped method.
 KINDS = ("class", "repick", "regret")
 #: The kind :mod:`predictor.train` fits unless told otherwise.
-DEFAULT_KIND = "class"
+DEFAULT_KIND = "repick"
 #: Default hyper-parameter grid.
 K_GRID = (2, 3, 4, 6, 8, 10, 12, 16, 24)
 DEPTH_GRID = (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20)
