@@ -20,7 +20,7 @@ wave-quantisation heuristic and NVIDIA nvMatmulHeuristics (top-1, best of top-k,
 model ranking our grid) -- see :mod:`predictor.baselines`.
 
 Scoring (:mod:`predictor.portfolio`): only ``status == "ok"`` and verified rows count; a row's time
-is ``retime_us`` when present else ``time_us``; the score of a pick is ``oracle_time /
+is :func:`predictor.portfolio.effective_times`; the score of a pick is ``oracle_time /
 picked_time``; a pick with no such row for the shape is scored with the shape's worst ok time
 (counted per method as "missing").  Writes ``REPORT.md``, PNG figures, ``per_shape.csv`` and
 ``metrics.csv`` under ``--out``.
@@ -654,7 +654,8 @@ def report_markdown(evals: Sequence[FamilyEval], *, command: str, sweep: Path, s
         f"real-network layers (`source` starting with `net:`), scored with the model trained on all training "
         f"shapes (what `python -m predictor.train` ships)",
         f"- hyper-parameter grid: {s.grid.describe()}; max portfolio {s.max_portfolio}, CV tolerance {s.tolerance}",
-        "- scoring: only `status == \"ok\"` and verified rows; time = `retime_us` else `time_us`; score = "
+        "- scoring: only `status == \"ok\"` and verified rows; time = `time_us` (timing method 1) or "
+        "`retime_us` else `time_us` (method 2), `predictor.portfolio.effective_times`; score = "
         "oracle_time / picked_time (1 = the fastest measured config); geomean, P10 (10th percentile), worst, "
         "exact = picked the fastest config. **Missing data rule**: a pick with no ok row for a shape (not "
         "implementable, wrong result, or not in the grid) is scored with that shape's *worst* ok time; the "

@@ -2,8 +2,11 @@
 
 Conventions used throughout (the trainer's summary documents them too):
 
-* Only rows with ``status == "ok"`` and ``verified`` count.  A row's time is ``retime_us`` when
-  present, else ``time_us``.
+* Only rows with ``status == "ok"`` and ``verified`` count.  A row's time is
+  :func:`effective_times`: ``time_us`` for rows of timing method 1 (``timing_method`` missing or 1:
+  the re-timing of those sweeps reads 2-7% high, so only the first pass is one consistent timing),
+  ``retime_us`` when present else ``time_us`` for rows of timing method 2 (the re-timing is the
+  same measurement, repeated).
 * A (shape, config) pair without such a row is *missing*: the config is not available for that
   shape.  Shapes with no available config at all are dropped (and counted).
 * When a pick is missing for a shape, the shape is scored as if the pick took the shape's
@@ -24,6 +27,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from .config import Family, KernelConfig
+from .features import DEFAULT_SMS, LIMITS
 from .features import frame as feature_frame
 from .schema import SHAPE_COLUMNS
 
@@ -69,9 +74,19 @@ class ShapeTable:
             return None
 
 
+#: Timing methods (``timing_method`` column, :mod:`predictor.timing`) whose ``retime_us`` measures
+#: the same quantity as ``time_us``; rows of other methods (1, or no column) use ``time_us`` only.
+RETIME_COMPARABLE_METHODS = frozenset({2})
+
+
 def effective_times(df: pd.DataFrame) -> pd.Series:
-    """``retime_us`` where present, else ``time_us``."""
-    return df["retime_us"].where(df["retime_us"].notna(), df["time_us"]).astype(float)
+    """The label time of each row (the one rule, used by training, evaluation and reports):
+    ``retime_us`` where present and the row's ``timing_method`` makes it comparable with the first
+    pass (method 2), else ``time_us``.  A frame without ``timing_method`` is method 1."""
+    method = (df["timing_method"].fillna(1).astype(int) if "timing_method" in df.columns
+              else pd.Series(1, index=df.index))
+    use_retime = method.isin(RETIME_COMPARABLE_METHODS) & df["retime_us"].notna()
+    return df["retime_us"].where(use_retime, df["time_us"]).astype(float)
 
 
 def eligible_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -122,6 +137,74 @@ def build_table(rows: pd.DataFrame, sms: int, configs: Sequence[str] | None = No
         frame["sms"] = np.int64(sms)
     return ShapeTable(shapes["shape_key"].to_numpy(), shapes["source"].astype(str).to_numpy(), frame,
                       configs, times[has]), dropped
+
+
+class TrainError(ValueError):
+    """The sweep cannot train a model (no usable rows, unknown family, ...)."""
+
+
+@dataclass(frozen=True, eq=False)
+class FamilyTable:
+    """One family's problems as the trainer sees them (:func:`family_table`)."""
+
+    table: ShapeTable
+    fam_rows: pd.DataFrame  # every row of the family, any status
+    gpu: str
+    sms: int  # the model's default SM count (the largest measured)
+    n_shapes_all: int  # problems (shape, sms) in the sweep, before dropping those without an ok row
+    configs_dropped_for_target: list[str]
+    n_eligible_rows: int
+
+
+def family_table(df: pd.DataFrame, family: Family, target: str | None = None) -> FamilyTable:
+    """The problem table of one family from its sweep rows (any status; see the module docstring).
+
+    Several SM counts (green-context partitions) make each (shape, sms) a problem of its own, keyed
+    ``<shape_key>@sm<count>``, with ``sms`` a feature; the default SM count is the largest.
+    ``target="sm_87"`` keeps only configs with ``sm87_ok`` on every row."""
+    fam_rows = df[df["family"] == family.value]
+    n_shapes_all = int(fam_rows["shape_key"].nunique())
+    rows = eligible_rows(fam_rows)
+    if rows.empty:
+        raise TrainError(f"{family.value}: no rows with status == 'ok' and verified == True "
+                         f"({len(fam_rows)} rows in the sweep)")
+    gpus = sorted(set(rows["gpu"].astype(str)))
+    if len(gpus) != 1:
+        raise TrainError(f"{family.value}: the sweep mixes GPUs {gpus}; train one GPU at a time")
+    sms_values = rows["sms"].astype(int).value_counts()
+    sms = int(sms_values.index[0])
+    if len(sms_values) > 1:
+        sms = int(max(sms_values.index))
+        rows = rows.assign(shape_key=rows["shape_key"].astype(str) + "@sm" + rows["sms"].astype(int).astype(str))
+        n_shapes_all = int(fam_rows.drop_duplicates(["shape_key", "sms"]).shape[0])
+        _LOG.info("%s: SM counts %s are a feature; default sms = %d", family.value,
+                  sorted(int(v) for v in sms_values.index), sms)
+    lo, hi = LIMITS["sms"]
+    if not lo <= sms <= hi:
+        _LOG.warning("%s: sms=%d is out of range; using %d", family.value, sms, DEFAULT_SMS)
+        sms = DEFAULT_SMS
+    configs = sorted(rows["config"].unique())
+    dropped_target: list[str] = []
+    if target:
+        if target != "sm_87":
+            raise TrainError(f"unknown --target {target!r} (supported: sm_87)")
+        ok87 = fam_rows.groupby("config")["sm87_ok"].agg(lambda s: bool(s.fillna(False).astype(bool).all()))
+        dropped_target = [c for c in configs if not ok87.get(c, False)]
+        configs = [c for c in configs if c not in dropped_target]
+        _LOG.info("%s: --target %s drops %d config(s) with sm87_ok == False", family.value, target,
+                  len(dropped_target))
+        if not configs:
+            raise TrainError(f"{family.value}: no config fits {target}")
+    for c in configs:
+        if KernelConfig.from_name(c).family is not family:
+            raise TrainError(f"config {c} is not of family {family.value}")
+    table, _ = build_table(rows, sms, configs)
+    dropped = n_shapes_all - table.n_shapes
+    if dropped:
+        _LOG.info("%s: %d of %d shape(s) dropped: no ok+verified row", family.value, dropped, n_shapes_all)
+    if table.n_shapes == 0:
+        raise TrainError(f"{family.value}: no shape has an ok+verified row among the allowed configs")
+    return FamilyTable(table, fam_rows, gpus[0], sms, n_shapes_all, dropped_target, len(rows))
 
 
 # --------------------------------------------------------------------------- scoring
@@ -246,5 +329,5 @@ def oracle_config(table: ShapeTable) -> np.ndarray:
     return np.nanargmin(table.times, axis=1)
 
 
-__all__ = ["ShapeTable", "build_table", "eligible_rows", "effective_times", "picked_times", "metrics",
+__all__ = ["ShapeTable", "FamilyTable", "TrainError", "family_table", "build_table", "eligible_rows", "effective_times", "picked_times", "metrics",
            "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "oracle_config"]

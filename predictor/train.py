@@ -4,8 +4,8 @@
     python -m predictor.train SWEEP.parquet [--family F] [--models-dir models] [--export-dir export]
         [--max-portfolio 12] [--seed 0] [--holdout-sources PREFIX ...] [--target sm_87] [--folds 5]
 
-Per family (rows with ``status == "ok"`` and ``verified`` only; time = ``retime_us`` else
-``time_us``):
+Per family (rows with ``status == "ok"`` and ``verified`` only; time =
+:func:`predictor.portfolio.effective_times`):
 
 1. shapes whose ``source`` starts with a ``--holdout-sources`` prefix are set aside (none by
    default: the shipped models learn from every measured problem, network layers included, and
@@ -53,30 +53,20 @@ import numpy as np
 import pandas as pd
 
 from .cli import display_path, refuse_overwrite, run_main
-from .config import SEED_CONFIG, Family, KernelConfig
-from .features import DEFAULT_SMS, FEATURE_NAMES, LIMITS
-from .portfolio import (
-    ShapeTable, best_single, build_table, eligible_rows, geomean_score, greedy_portfolio, metrics,
-    picked_times, portfolio_targets,
+from .config import SEED_CONFIG, Family
+from .features import FEATURE_NAMES
+from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.train has always offered
+    DEFAULT_KIND, DEPTH_GRID, K_GRID, MIN_LEAF_GRID, WEIGHTINGS, CVResult, _folds, base_keys, cross_validate,
+    fit_model, training_set,
 )
+from .portfolio import ShapeTable, TrainError, best_single, eligible_rows, family_table, metrics, picked_times
 from .schema import SweepFormatError, file_sha256, read_metadata, read_sweep
 from .tree_ir import Leaf, TreeIR
 
 _LOG = logging.getLogger(__name__)
 
-#: Default hyper-parameter grid (kept small: ~3000 shapes x ~100 configs train in well under 2 min).
-K_GRID = (2, 3, 4, 6, 8, 10, 12, 16, 24)
-DEPTH_GRID = (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20)
-MIN_LEAF_GRID = (1, 2, 4, 8, 16, 32)
-WEIGHTINGS = ("regret", "expand", "uniform")
-WEIGHT_EPS = 0.01
-
 SCORING_NOTE = ("score of a pick = oracle_time / picked_time (1 = fastest measured config); a pick with "
                 "no ok+verified row for the shape is scored with the shape's worst ok time")
-
-
-class TrainError(ValueError):
-    """The sweep cannot train a model (no usable rows, unknown family, ...)."""
 
 
 def gpu_slug(gpu: str) -> str:
@@ -92,144 +82,6 @@ def target_slug(gpu: str, target: str | None) -> str:
     """Model slug: the GPU's, plus ``-sm87`` style suffix for a restricted target."""
     base = gpu_slug(gpu)
     return base if not target else f"{base}-{re.sub(r'[^a-z0-9]+', '', target.lower())}"
-
-
-# --------------------------------------------------------------------------- training sets
-def training_set(X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting: str
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(X, y, sample_weight) for the classifier; ``y`` are positions in the portfolio.
-
-    ``regret``: ``log(t / best portfolio t)`` per shape and portfolio member (missing -> worst).
-
-    * ``uniform``: one sample per shape, weight 1;
-    * ``regret``: one sample per shape (its fastest member), weight = mean log-regret of the
-      other members + eps: shapes where a wrong pick costs more count more;
-    * ``expand``: one sample per (shape, member) with weight ``max_c regret - regret_member``
-      (+ eps on the fastest): a leaf's majority class is then exactly the member with the least
-      total log-regret over the leaf's shapes."""
-    keep = label >= 0
-    X, label, regret = X[keep], label[keep], regret[keep]
-    k = regret.shape[1]
-    if weighting == "uniform" or k == 1:
-        return X, label, np.ones(len(label))
-    if weighting == "regret":
-        w = regret.sum(axis=1) / (k - 1) + WEIGHT_EPS
-        return X, label, w
-    if weighting == "expand":
-        w = regret.max(axis=1, keepdims=True) - regret
-        w[np.arange(len(label)), label] += WEIGHT_EPS
-        rows, cols = np.nonzero(w > 0)
-        return X[rows], cols, w[rows, cols]
-    raise ValueError(f"unknown weighting {weighting!r}")
-
-
-def _fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, depth: int | None, min_leaf: int, seed: int) -> Any:
-    from sklearn.tree import DecisionTreeClassifier
-
-    clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
-    return clf.fit(X, y, sample_weight=w)
-
-
-def _predict_by_depth(clf: Any, X: np.ndarray, depths: Sequence[int]) -> dict[int, np.ndarray]:
-    """Predictions of ``clf`` truncated at each depth (a node's own class distribution at the cut)."""
-    t = clf.tree_
-    left, right, feat, thr = t.children_left, t.children_right, t.feature, t.threshold
-    cls = np.asarray(clf.classes_)[np.argmax(t.value[:, 0, :], axis=1)]
-    X32 = X.astype(np.float32)
-    node = np.zeros(len(X), dtype=np.int64)
-    out: dict[int, np.ndarray] = {}
-    rows = np.arange(len(X))
-    for d in range(max(depths) + 1):
-        if d in depths:
-            out[d] = cls[node]
-        internal = left[node] != -1
-        go_left = X32[rows, np.maximum(feat[node], 0)] <= thr[node]
-        node = np.where(internal, np.where(go_left, left[node], right[node]), node)
-    return out
-
-
-# --------------------------------------------------------------------------- cross-validation
-@dataclass
-class CVResult:
-    scores: dict[tuple[int, str, int, int], float]  # (k, weighting, min_leaf, depth) -> geomean
-    chosen: tuple[int, str, int, int]
-    model_picks: np.ndarray  # out-of-fold picks (config index) of the chosen combination, exact
-    single_picks: np.ndarray  # out-of-fold best single config
-    seconds: float = 0.0
-    grid: dict[str, Any] = field(default_factory=dict)
-
-
-def _folds(table: ShapeTable, folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    from sklearn.model_selection import GroupKFold
-
-    n_splits = min(folds, table.n_shapes)
-    if n_splits < 2:
-        raise TrainError(f"need at least 2 training shapes for cross-validation, have {table.n_shapes}")
-    try:
-        gkf = GroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    except TypeError:  # scikit-learn < 1.6: no shuffling; groups are balanced deterministically
-        gkf = GroupKFold(n_splits=n_splits)
-    return list(gkf.split(np.zeros(table.n_shapes), groups=base_keys(table.keys)))
-
-
-def base_keys(keys: np.ndarray) -> np.ndarray:
-    """Problem keys without the ``@sm<count>`` suffix of multi-SM-count training: the same
-    convolution measured at several SM counts stays in one fold."""
-    return np.array([str(k).split("@sm")[0] for k in keys])
-
-
-def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], depth_grid: Sequence[int],
-                   min_leaf_grid: Sequence[int], weightings: Sequence[str], folds: int, seed: int,
-                   tolerance: float) -> CVResult:
-    """Grid search (see the module docstring); returns scores and the chosen combination."""
-    t0 = time.time()
-    n = table.n_shapes
-    splits = _folds(table, folds, seed)
-    oracle = table.oracle
-    picks: dict[tuple[int, str, int, int], np.ndarray] = {}
-    single = np.full(n, -1, dtype=np.int64)
-    depths = sorted(set(depth_grid))
-    for tr, te in splits:
-        sub = table.subset(tr)
-        single[te] = best_single(sub)
-        cache: dict[tuple[tuple[int, ...], str, int], dict[int, np.ndarray]] = {}
-        for k in k_grid:
-            port = tuple(greedy_portfolio(sub, k))
-            if not port:
-                continue
-            label, regret = portfolio_targets(sub, port)
-            for weighting in weightings:
-                Xw, yw, ww = training_set(X[tr], label, regret, weighting)
-                for min_leaf in min_leaf_grid:
-                    key = (port, weighting, min_leaf)
-                    if key not in cache:
-                        if len(yw) == 0:
-                            cache[key] = {d: np.full(len(te), -1) for d in depths}
-                        else:
-                            clf = _fit(Xw, yw, ww, max(depths), min_leaf, seed)
-                            by_depth = _predict_by_depth(clf, X[te], depths)
-                            cache[key] = {d: np.asarray(port)[p] for d, p in by_depth.items()}
-                    for d in depths:
-                        picks.setdefault((k, weighting, min_leaf, d), np.full(n, -1, dtype=np.int64))[te] = cache[key][d]
-    scores = {c: geomean_score(oracle, picked_times(table, p)) for c, p in picks.items()}
-    if not scores:
-        raise TrainError("cross-validation produced no candidate (no portfolio could be formed)")
-    best = max(scores.values())
-    near = [c for c, s in scores.items() if s >= best - tolerance]
-    chosen = min(near, key=lambda c: (c[0], c[3], -c[2], list(weightings).index(c[1])))
-    # exact CV of the chosen combination (fitted with its own max_depth): the reported CV metrics
-    k, weighting, min_leaf, depth = chosen
-    exact = np.full(n, -1, dtype=np.int64)
-    for tr, te in splits:
-        sub = table.subset(tr)
-        port = greedy_portfolio(sub, k)
-        label, regret = portfolio_targets(sub, port)
-        Xw, yw, ww = training_set(X[tr], label, regret, weighting)
-        if len(yw):
-            exact[te] = np.asarray(port)[_fit(Xw, yw, ww, depth, min_leaf, seed).predict(X[te])]
-    return CVResult(scores, chosen, exact, single, time.time() - t0,
-                    {"k": list(k_grid), "max_depth": depths, "min_samples_leaf": list(min_leaf_grid),
-                     "weighting": list(weightings), "folds": len(splits), "tolerance": tolerance})
 
 
 # --------------------------------------------------------------------------- one family
@@ -296,55 +148,15 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
                  tolerance: float = 0.002, k_grid: Sequence[int] | None = None,
                  depth_grid: Sequence[int] = DEPTH_GRID, min_leaf_grid: Sequence[int] = MIN_LEAF_GRID,
                  weightings: Sequence[str] = WEIGHTINGS, command: str = "",
-                 slug_override: str | None = None) -> FamilyModel:
-    """Train the model of one family from its sweep rows (any status)."""
+                 slug_override: str | None = None, kind: str = DEFAULT_KIND) -> FamilyModel:
+    """Train the model of one family from its sweep rows (any status); ``kind``: see
+    :mod:`predictor.fitting`."""
     t0 = time.time()
-    fam_rows = df[df["family"] == family.value]
-    n_shapes_all = int(fam_rows["shape_key"].nunique())
-    rows = eligible_rows(fam_rows)
-    if rows.empty:
-        raise TrainError(f"{family.value}: no rows with status == 'ok' and verified == True "
-                         f"({len(fam_rows)} rows in the sweep)")
-    gpus = sorted(set(rows["gpu"].astype(str)))
-    if len(gpus) != 1:
-        raise TrainError(f"{family.value}: the sweep mixes GPUs {gpus}; train one GPU at a time")
-    gpu = gpus[0]
-    sms_values = rows["sms"].astype(int).value_counts()
-    sms = int(sms_values.index[0])
-    if len(sms_values) > 1:
-        # sweeps at several SM counts (green-context partitions): each (shape, sms) is a problem of
-        # its own and ``sms`` is a feature; the model's default is the whole GPU (the largest count)
-        sms = int(max(sms_values.index))
-        rows = rows.assign(shape_key=rows["shape_key"].astype(str) + "@sm" + rows["sms"].astype(int).astype(str))
-        n_shapes_all = int(fam_rows.drop_duplicates(["shape_key", "sms"]).shape[0])
-        _LOG.info("%s: SM counts %s are a feature; default sms = %d", family.value,
-                  sorted(int(v) for v in sms_values.index), sms)
-    lo, hi = LIMITS["sms"]
-    if not lo <= sms <= hi:
-        _LOG.warning("%s: sms=%d is out of range; using %d", family.value, sms, DEFAULT_SMS)
-        sms = DEFAULT_SMS
-    configs = sorted(rows["config"].unique())
-    dropped_target: list[str] = []
-    if target:
-        if target != "sm_87":
-            raise TrainError(f"unknown --target {target!r} (supported: sm_87)")
-        ok87 = fam_rows.groupby("config")["sm87_ok"].agg(lambda s: bool(s.fillna(False).astype(bool).all()))
-        dropped_target = [c for c in configs if not ok87.get(c, False)]
-        configs = [c for c in configs if c not in dropped_target]
-        _LOG.info("%s: --target %s drops %d config(s) with sm87_ok == False", family.value, target,
-                  len(dropped_target))
-        if not configs:
-            raise TrainError(f"{family.value}: no config fits {target}")
-    for c in configs:
-        cfg = KernelConfig.from_name(c)
-        if cfg.family is not family:
-            raise TrainError(f"config {c} is not of family {family.value}")
-    table, _ = build_table(rows, sms, configs)
+    ft = family_table(df, family, target)
+    table, fam_rows, gpu, sms = ft.table, ft.fam_rows, ft.gpu, ft.sms
+    n_shapes_all, dropped_target = ft.n_shapes_all, ft.configs_dropped_for_target
+    configs = table.configs
     dropped = n_shapes_all - table.n_shapes
-    if dropped:
-        _LOG.info("%s: %d of %d shape(s) dropped: no ok+verified row", family.value, dropped, n_shapes_all)
-    if table.n_shapes == 0:
-        raise TrainError(f"{family.value}: no shape has an ok+verified row among the allowed configs")
     hold = np.array([any(s.startswith(p) for p in holdout_prefixes) for s in table.sources], dtype=bool)
     train_t, hold_t = table.subset(np.nonzero(~hold)[0]), table.subset(np.nonzero(hold)[0])
     if train_t.n_shapes < 2:
@@ -358,18 +170,16 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
     k_grid = [k for k in k_grid if 1 <= k <= max_portfolio] or [max_portfolio]
 
     cv = cross_validate(train_t, X, k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid,
-                        weightings=weightings, folds=folds, seed=seed, tolerance=tolerance)
+                        weightings=weightings, folds=folds, seed=seed, tolerance=tolerance, kind=kind)
     k, weighting, min_leaf, depth = cv.chosen
-    _LOG.info("%s: CV over %d combinations in %.1fs; chosen k=%d weighting=%s min_samples_leaf=%d max_depth=%d "
-              "(geomean %.4f)", family.value, len(cv.scores), cv.seconds, k, weighting, min_leaf, depth,
-              cv.scores[cv.chosen])
+    _LOG.info("%s: CV over %d combinations in %.1fs; chosen kind=%s k=%d weighting=%s min_samples_leaf=%d "
+              "max_depth=%d (geomean %.4f)", family.value, len(cv.scores), cv.seconds, kind, k, weighting,
+              min_leaf, depth, cv.scores[cv.chosen])
 
     # ---- final model on all training shapes
-    port = greedy_portfolio(train_t, k)
-    names = [train_t.configs[j] for j in port]
-    label, regret = portfolio_targets(train_t, port)
-    Xw, yw, ww = training_set(X, label, regret, weighting)
-    clf = _fit(Xw, np.asarray(names, dtype=object)[yw], ww, depth, min_leaf, seed)
+    fitted = fit_model(train_t, X, kind, cv.chosen, seed)
+    clf = fitted.model
+    names = list(fitted.classes)
     smem = (fam_rows[fam_rows["config"].isin(names)].groupby("config")["smem_bytes"]
             .agg(lambda s: int(s[s > 0].max()) if (s > 0).any() else -1))
     sm87 = fam_rows[fam_rows["config"].isin(names)].groupby("config")["sm87_ok"].agg(
@@ -391,10 +201,11 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
     seed_idx = train_t.config_index(SEED_CONFIG.name) if family is SEED_CONFIG.family else None
     meta: dict[str, Any] = {
         "family": family.value, "gpu": gpu, "gpu_slug": slug, "target": target, "sms": sms,
-        "sms_trained": sorted(int(v) for v in sms_values.index),
+        "sms_trained": sorted(int(v) for v in fam_rows.loc[fam_rows["status"] == "ok", "sms"].unique()),
         "sweep": sweep.name, "sweep_sha256": sweep_sha, "feature_names": list(FEATURE_NAMES),
-        "portfolio": names, "hyperparameters": {"k": k, "max_depth": depth, "min_samples_leaf": min_leaf,
-                                                "weighting": weighting, "seed": seed},
+        "portfolio": names, "hyperparameters": {"kind": kind, "k": k, "max_depth": depth,
+                                                "min_samples_leaf": min_leaf, "weighting": weighting,
+                                                "seed": seed, "grown_on": list(fitted.portfolio)},
         "smem_bytes": {n: int(smem.get(n, -1)) for n in names},
         "sm87_ok": {n: bool(sm87.get(n, False)) for n in names},
         "versions": _versions(),
@@ -417,7 +228,7 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
                    "holdout": hold_t.n_shapes},
         "holdout_prefixes": list(holdout_prefixes), "configs": len(configs),
         "configs_dropped_for_target": dropped_target,
-        "rows": {"all": int(len(fam_rows)), "eligible": int(len(rows))},
+        "rows": {"all": int(len(fam_rows)), "eligible": ft.n_eligible_rows},
         "portfolio": names, "hyperparameters": meta["hyperparameters"],
         "tree": {"splits": len(ir.nodes) - ir.n_leaves, "leaves": ir.n_leaves, "depth": ir.depth,
                  "features_used": [FEATURE_NAMES[f] for f in ir.used_features()],

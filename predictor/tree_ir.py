@@ -239,13 +239,17 @@ class TreeIR:
     @classmethod
     def from_sklearn(cls, clf: Any, feature_names: Sequence[str], classes: Sequence[str] | None = None,
                      meta: Mapping[str, Any] | None = None, check_X: Any = None) -> "TreeIR":
-        """Flatten a fitted ``DecisionTreeClassifier`` (single output).
+        """Flatten a fitted ``DecisionTreeClassifier`` (single output), or a tree whose leaves
+        answer stored labels: any object with ``tree_``, ``classes_`` and ``node_labels`` (one label
+        per sklearn node, e.g. :class:`predictor.fitting.LeafTree`; the tree may then be a
+        multi-output regressor).
 
         ``classes`` is the table order (defaults to ``clf.classes_``; must contain every class the
         tree can predict).  Sibling leaves with the same label are merged.  If ``check_X`` (integer
         feature matrix) is given, asserts that the IR's predictions equal ``clf.predict``."""
         tree = clf.tree_
-        if tree.n_outputs != 1:
+        node_labels = getattr(clf, "node_labels", None)
+        if node_labels is None and tree.n_outputs != 1:
             raise TreeIRError("only single-output trees are supported")
         if tree.n_features != len(feature_names):
             raise TreeIRError(f"tree has {tree.n_features} features, {len(feature_names)} names given")
@@ -262,8 +266,10 @@ class TreeIR:
         def emit(i: int) -> int:
             # returns the index of the emitted node; collapses splits whose subtrees agree
             if left[i] == -1:  # sklearn's TREE_LEAF
-                # same argmax as DecisionTreeClassifier.predict (first maximum)
-                out.append(Leaf(labels[int(np.argmax(value[i, 0, :]))]))
+                if node_labels is not None:
+                    out.append(Leaf(str(node_labels[i])))
+                else:  # same argmax as DecisionTreeClassifier.predict (first maximum)
+                    out.append(Leaf(labels[int(np.argmax(value[i, 0, :]))]))
                 return len(out) - 1
             if math.isinf(thr[i]) and thr[i] > 0:  # only for NaN routing; our features have none
                 return emit(int(left[i]))

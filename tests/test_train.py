@@ -33,14 +33,15 @@ def test_outputs_exist_and_metadata(synthetic_models) -> None:
         assert meta["sweep_sha256"] == sha
         assert meta["family"] == fam and meta["gpu"] == "synthetic" and meta["sms"] == 132
         assert meta["feature_names"] == list(FEATURE_NAMES)
-        assert 1 <= len(meta["portfolio"]) <= 12
-        assert set(meta["hyperparameters"]) >= {"k", "max_depth", "min_samples_leaf"}
+        assert 1 <= len(meta["hyperparameters"]["grown_on"]) <= 12  # --max-portfolio (default 12)
+        assert set(meta["hyperparameters"]) >= {"kind", "k", "max_depth", "min_samples_leaf"}
         assert {"sklearn", "numpy"} <= set(meta["versions"])
         assert meta["tree_json_sha256"] == file_sha256(f"{stem}.tree.json")
         for name in meta["portfolio"]:
             assert KernelConfig.from_name(name).family is Family(fam)
         ir = TreeIR.load(f"{stem}.tree.json")
         assert list(ir.classes) == meta["portfolio"] and ir.meta["sweep_sha256"] == sha
+        assert {n.label for n in ir.nodes if hasattr(n, "label")} == set(ir.classes)  # every config is answered
         # the saved sklearn model and the IR agree on the training shapes
         df = pd.read_parquet(synthetic_models.sweep)
         shapes = df[df["family"] == fam].drop_duplicates("shape_key")
@@ -95,7 +96,7 @@ def test_holdout_prefixes_and_family_option(tmp_path: Path) -> None:
           "--no-export", "--quiet", "--max-portfolio", "3"])
     s = json.loads((tmp_path / "m" / "synthetic-f16nhwc.summary.json").read_text())
     assert s["shapes"]["holdout"] == 0 and s["holdout"]["model"] is None
-    assert len(s["portfolio"]) <= 3
+    assert len(s["hyperparameters"]["grown_on"]) <= 3
     assert not (tmp_path / "m" / "synthetic-i8nc32.joblib").exists()
     assert not (tmp_path / "export").exists()
 

@@ -1,0 +1,279 @@
+"""Fitting and cross-validating the selection tree (shared by :mod:`predictor.train` and
+:mod:`predictor.lono`).
+
+A model is one scikit-learn decision tree over the integer features whose leaves each answer one
+config name.  Three kinds differ in how the tree is grown and what a leaf answers:
+
+* ``class``: a ``DecisionTreeClassifier`` learns each problem's fastest member of a greedy portfolio
+  of ``k`` configs (:func:`training_set` weights); a leaf answers its majority class.  What shipped
+  first.
+* ``repick``: the same tree, but every leaf answers the config of the *whole grid* with the least
+  total log-regret ``log(time / fastest time)`` over the training problems in the leaf (a missing
+  config counts the problem's worst time), i.e. the leaf's geomean-best config.
+* ``regret``: a multi-output ``DecisionTreeRegressor`` learns the log-regret vector of the ``k``
+  portfolio members (splits that separate problems whose members rank differently); leaves are
+  re-picked over the whole grid as for ``repick``.
+
+All kinds export the same way (:meth:`predictor.tree_ir.TreeIR.from_sklearn` with the leaf labels):
+one tree, a leaf -> config index, so the C++ and Python selectors cost the same.
+
+Hyper-parameters (``k``, sample weighting, ``min_samples_leaf``, ``max_depth``) are chosen by
+``GroupKFold`` cross-validation grouped by problem (see :func:`cross_validate`); depths are
+evaluated by truncating the deepest fitted tree (a node's own answer at the cut), the chosen
+combination is then cross-validated exactly.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from .portfolio import (
+    ShapeTable, TrainError, best_single, geomean_score, greedy_portfolio, picked_times, portfolio_targets,
+)
+
+#: Model kinds (module docstring); ``class`` is the first shipped method.
+KINDS = ("class", "repick", "regret")
+#: The kind :mod:`predictor.train` fits unless told otherwise.
+DEFAULT_KIND = "repick"
+#: Default hyper-parameter grid.
+K_GRID = (2, 3, 4, 6, 8, 10, 12, 16, 24)
+DEPTH_GRID = (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20)
+MIN_LEAF_GRID = (1, 2, 4, 8, 16, 32)
+WEIGHTINGS = ("regret", "expand", "uniform")
+WEIGHT_EPS = 0.01
+
+Combo = tuple[int, str, int, int]  # (k, weighting, min_samples_leaf, max_depth)
+
+
+# --------------------------------------------------------------------------- training sets
+def training_set(X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting: str
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, sample_weight) for the classifier; ``y`` are positions in the portfolio.
+
+    ``regret``: ``log(t / best portfolio t)`` per shape and portfolio member (missing -> worst).
+
+    * ``uniform``: one sample per shape, weight 1;
+    * ``regret``: one sample per shape (its fastest member), weight = mean log-regret of the
+      other members + eps: shapes where a wrong pick costs more count more;
+    * ``expand``: one sample per (shape, member) with weight ``max_c regret - regret_member``
+      (+ eps on the fastest): a leaf's majority class is then exactly the member with the least
+      total log-regret over the leaf's shapes."""
+    keep = label >= 0
+    X, label, regret = X[keep], label[keep], regret[keep]
+    k = regret.shape[1]
+    if weighting == "uniform" or k == 1:
+        return X, label, np.ones(len(label))
+    if weighting == "regret":
+        w = regret.sum(axis=1) / (k - 1) + WEIGHT_EPS
+        return X, label, w
+    if weighting == "expand":
+        w = regret.max(axis=1, keepdims=True) - regret
+        w[np.arange(len(label)), label] += WEIGHT_EPS
+        rows, cols = np.nonzero(w > 0)
+        return X[rows], cols, w[rows, cols]
+    raise ValueError(f"unknown weighting {weighting!r}")
+
+
+def regret_matrix(table: ShapeTable) -> np.ndarray:
+    """``log(time / fastest time)`` of every (problem, config) of ``table``; a missing config
+    counts the problem's worst time (the scoring rule of :mod:`predictor.portfolio`)."""
+    eff = np.where(np.isnan(table.times), table.worst[:, None], table.times)
+    return np.log(eff / table.oracle[:, None])
+
+
+def _weightings(kind: str, weightings: Sequence[str]) -> list[str]:
+    if kind not in KINDS:
+        raise ValueError(f"unknown model kind {kind!r} (one of {KINDS})")
+    return ["uniform"] if kind == "regret" else list(weightings)
+
+
+def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting: str,
+              depth: int | None, min_leaf: int, seed: int) -> tuple[Any, np.ndarray]:
+    """The grown sklearn tree and its classes (portfolio positions; empty for ``regret``)."""
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    if kind == "regret":
+        keep = label >= 0
+        reg = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
+        return reg.fit(X[keep], regret[keep]), np.zeros(0, np.int64)
+    Xw, yw, ww = training_set(X, label, regret, weighting)
+    clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
+    clf.fit(Xw, yw, sample_weight=ww)
+    return clf, np.asarray(clf.classes_)
+
+
+def _node_answers(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int], X: np.ndarray,
+                  all_regret: np.ndarray | None) -> np.ndarray:
+    """Config index (into the table) that every node of ``tree`` answers: the majority class
+    (``class``) or the least total log-regret config of the training problems in the node."""
+    if kind == "class":
+        return np.asarray(port)[classes[np.argmax(tree.tree_.value[:, 0, :], axis=1)]]
+    assert all_regret is not None
+    path = tree.decision_path(X.astype(np.float32))  # (problems, nodes), sparse
+    totals = np.asarray(path.T @ all_regret)  # (nodes, configs)
+    return np.argmin(totals, axis=1)  # first minimum: configs are sorted by name
+
+
+def _nodes_by_depth(tree: Any, X: np.ndarray, depths: Sequence[int]) -> dict[int, np.ndarray]:
+    """Node each row of ``X`` reaches when the tree is cut at each depth."""
+    t = tree.tree_
+    left, right, feat, thr = t.children_left, t.children_right, t.feature, t.threshold
+    X32 = X.astype(np.float32)
+    node = np.zeros(len(X), dtype=np.int64)
+    out: dict[int, np.ndarray] = {}
+    rows = np.arange(len(X))
+    for d in range(max(depths) + 1):
+        if d in depths:
+            out[d] = node.copy()
+        internal = left[node] != -1
+        go_left = X32[rows, np.maximum(feat[node], 0)] <= thr[node]
+        node = np.where(internal, np.where(go_left, left[node], right[node]), node)
+    return out
+
+
+# --------------------------------------------------------------------------- the fitted model
+class LeafTree:
+    """A fitted scikit-learn tree whose leaves answer stored config names.
+
+    ``predict(X)`` is ``labels[estimator.apply(X)]``; this is the object saved as the model and
+    what the exported IR must agree with."""
+
+    def __init__(self, estimator: Any, node_labels: Sequence[str], kind: str):
+        self.estimator = estimator
+        self.node_labels = np.asarray(node_labels, dtype=object)
+        self.kind = kind
+
+    @property
+    def tree_(self) -> Any:
+        return self.estimator.tree_
+
+    @property
+    def classes_(self) -> np.ndarray:
+        leaves = self.estimator.tree_.children_left == -1
+        return np.array(sorted(set(self.node_labels[leaves])), dtype=object)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Config name of every row of the integer feature matrix ``X``."""
+        return self.node_labels[self.estimator.apply(np.asarray(X).astype(np.float32))]
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A fitted model: the tree, the configs its table exports (``classes``) and the greedy
+    portfolio its tree was grown on."""
+
+    model: LeafTree
+    classes: tuple[str, ...]
+    portfolio: tuple[str, ...]
+
+
+def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: int) -> Fitted:
+    """Fit one model of ``kind`` with hyper-parameters ``combo`` on all problems of ``table``.
+
+    ``classes`` (the exported config table): the whole portfolio for ``class`` (as first shipped),
+    the configs some leaf answers, in table order, for the re-picking kinds."""
+    k, weighting, min_leaf, depth = combo
+    port = greedy_portfolio(table, k)
+    if not port:
+        raise TrainError("no portfolio could be formed")
+    label, regret = portfolio_targets(table, port)
+    tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed)
+    answers = _node_answers(kind, tree, classes, port, X, None if kind == "class" else regret_matrix(table))
+    labels = [table.configs[j] for j in answers]
+    names = tuple(table.configs[j] for j in port)
+    leaf = tree.tree_.children_left == -1
+    if kind == "class":
+        exported = names
+    else:
+        exported = tuple(table.configs[j] for j in sorted(set(answers[leaf].tolist())))
+    return Fitted(LeafTree(tree, labels, kind), exported, names)
+
+
+# --------------------------------------------------------------------------- cross-validation
+@dataclass
+class CVResult:
+    scores: dict[Combo, float]  # combination -> out-of-fold geomean
+    chosen: Combo
+    model_picks: np.ndarray  # out-of-fold picks (config index) of the chosen combination, exact
+    single_picks: np.ndarray  # out-of-fold best single config
+    kind: str = "class"
+    seconds: float = 0.0
+    grid: dict[str, Any] = field(default_factory=dict)
+
+
+def base_keys(keys: np.ndarray) -> np.ndarray:
+    """Problem keys without the ``@sm<count>`` suffix of multi-SM-count training: the same
+    convolution measured at several SM counts stays in one fold."""
+    return np.array([str(k).split("@sm")[0] for k in keys])
+
+
+def _folds(table: ShapeTable, folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    from sklearn.model_selection import GroupKFold
+
+    groups = base_keys(table.keys)
+    n_splits = min(folds, len(set(groups)))
+    if n_splits < 2:
+        raise TrainError(f"need at least 2 training problems for cross-validation, have {len(set(groups))}")
+    try:
+        gkf = GroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    except TypeError:  # scikit-learn < 1.6: no shuffling; groups are balanced deterministically
+        gkf = GroupKFold(n_splits=n_splits)
+    return list(gkf.split(np.zeros(table.n_shapes), groups=groups))
+
+
+def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], depth_grid: Sequence[int],
+                   min_leaf_grid: Sequence[int], weightings: Sequence[str], folds: int, seed: int,
+                   tolerance: float, kind: str = "class") -> CVResult:
+    """Grid search over (k, weighting, min_samples_leaf, max_depth) for a model of ``kind``.
+
+    Among combinations within ``tolerance`` of the best out-of-fold geomean the smallest
+    (k, depth, -min_samples_leaf, weighting order) wins; it is then cross-validated exactly."""
+    t0 = time.time()
+    n = table.n_shapes
+    weightings = _weightings(kind, weightings)
+    splits = _folds(table, folds, seed)
+    all_regret = regret_matrix(table) if kind != "class" else None
+    picks: dict[Combo, np.ndarray] = {}
+    single = np.full(n, -1, dtype=np.int64)
+    depths = sorted(set(depth_grid))
+    for tr, te in splits:
+        sub = table.subset(tr)
+        single[te] = best_single(sub)
+        cache: dict[tuple[tuple[int, ...], str, int], dict[int, np.ndarray]] = {}
+        for k in k_grid:
+            port = tuple(greedy_portfolio(sub, k))
+            if not port:
+                continue
+            label, regret = portfolio_targets(sub, port)
+            for weighting in weightings:
+                for min_leaf in min_leaf_grid:
+                    key = (port, weighting, min_leaf)  # a larger k may give the same portfolio
+                    if key not in cache:
+                        tree, classes = _fit_tree(kind, X[tr], label, regret, weighting, max(depths), min_leaf,
+                                                  seed)
+                        answers = _node_answers(kind, tree, classes, port, X[tr],
+                                                None if all_regret is None else all_regret[tr])
+                        cache[key] = {d: answers[nodes] for d, nodes in _nodes_by_depth(tree, X[te], depths).items()}
+                    for d in depths:
+                        picks.setdefault((k, weighting, min_leaf, d), np.full(n, -1, np.int64))[te] = cache[key][d]
+    scores = {c: geomean_score(table.oracle, picked_times(table, p)) for c, p in picks.items()}
+    if not scores:
+        raise TrainError("cross-validation produced no candidate (no portfolio could be formed)")
+    best = max(scores.values())
+    near = [c for c, s in scores.items() if s >= best - tolerance]
+    chosen = min(near, key=lambda c: (c[0], c[3], -c[2], weightings.index(c[1])))
+    exact = np.full(n, -1, dtype=np.int64)
+    index = {c: j for j, c in enumerate(table.configs)}
+    for tr, te in splits:
+        fitted = fit_model(table.subset(tr), X[tr], kind, chosen, seed)
+        exact[te] = [index[c] for c in fitted.model.predict(X[te])]
+    return CVResult(scores, chosen, exact, single, kind, time.time() - t0,
+                    {"kind": kind, "k": list(k_grid), "max_depth": depths, "min_samples_leaf": list(min_leaf_grid),
+                     "weighting": weightings, "folds": len(splits), "tolerance": tolerance})
+
+
+__all__ = ["KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",
+           "regret_matrix", "LeafTree", "Fitted", "fit_model", "CVResult", "base_keys", "cross_validate"]

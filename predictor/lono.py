@@ -1,0 +1,307 @@
+"""Leave-one-network-out evaluation: every network's layers scored by a model that never saw them.
+
+    python -m predictor.lono SWEEP.parquet [SWEEP ...] [--kind class --kind repick] [--family F]
+        [--target sm_87] [--max-portfolio 24] [--folds 5] [--seed 0] [--cv-tolerance 0.002] --out reports/lono
+
+For every family and every network ``X`` (problems whose ``source`` is ``net:X``):
+
+1. the held-out set is X's layers; the training set is every other problem of the family *except*
+   any problem whose shape equals one of X's layers, whatever its source or SM count
+   (:func:`lono_split`);
+2. the hyper-parameters of each model kind (:mod:`predictor.fitting`) are chosen by grouped
+   cross-validation inside that training set only, and the model is fitted on all of it, exactly as
+   :mod:`predictor.train` fits a shipped model;
+3. X's layers are scored: ``fastest time of the whole grid / time of the pick`` (a pick with no
+   ok row counts the layer's worst time), with the bound of the model's own configs (the best of
+   them on each layer) and the best single config of the training set.
+
+Writes ``REPORT.md`` (per family: a row per network, all networks pooled, layers above and at or
+below :data:`BIG_GFLOP` apart; the hyper-parameters of every fold) and ``layers.csv`` (one row per
+layer and model kind).  Deterministic for given sweeps, options and library versions.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import logging
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .config import Family
+from .features import ConvProblem
+from .fitting import (
+    DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MIN_LEAF_GRID, WEIGHTINGS, base_keys, cross_validate, fit_model,
+)
+from .portfolio import ShapeTable, TrainError, best_single, family_table, metrics, picked_times
+from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256, read_metadata, read_sweep
+
+_LOG = logging.getLogger(__name__)
+
+#: Layers above this many GFLOP are reported apart (the work bound of the first sweeps: no model
+#: trained on them had seen a bigger problem).
+BIG_GFLOP = 8.0
+#: Run-to-run noise floor of the pick / fastest geomean (``sweeps/README.md``).
+NOISE_FLOOR = 0.99
+NET_PREFIX = "net:"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every fold's model is chosen from (the same grid as :mod:`predictor.train`)."""
+
+    kinds: tuple[str, ...] = ("class", DEFAULT_KIND)
+    max_portfolio: int = 24
+    folds: int = 5
+    seed: int = 0
+    tolerance: float = 0.002
+    depth_grid: tuple[int, ...] = DEPTH_GRID
+    min_leaf_grid: tuple[int, ...] = MIN_LEAF_GRID
+    weightings: tuple[str, ...] = WEIGHTINGS
+
+    @property
+    def k_grid(self) -> list[int]:
+        return sorted({k for k in K_GRID if k <= self.max_portfolio} | {self.max_portfolio})
+
+
+def networks(table: ShapeTable) -> list[str]:
+    """Names of the networks with layers in ``table`` (sources ``net:<name>``), sorted."""
+    return sorted({str(s)[len(NET_PREFIX):] for s in table.sources if str(s).startswith(NET_PREFIX)})
+
+
+def lono_split(table: ShapeTable, network: str) -> tuple[np.ndarray, np.ndarray]:
+    """(training rows, held-out rows) of ``table`` for holding out ``network``: held out are its
+    layers (every SM count); training are all other rows whose shape (key without ``@sm``) is none
+    of theirs."""
+    test = np.asarray(table.sources == NET_PREFIX + network)
+    if not test.any():
+        raise TrainError(f"no layer of network {network!r} in the table")
+    base = base_keys(table.keys)
+    train = ~np.isin(base, base[test])
+    return np.nonzero(train)[0], np.nonzero(test)[0]
+
+
+def gflop(shapes: pd.DataFrame) -> np.ndarray:
+    """GFLOP of every problem (``predictor.features.ConvProblem.flops``)."""
+    return np.array([ConvProblem(*(int(r[c]) for c in SHAPE_COLUMNS)).flops / 1e9
+                     for r in shapes[SHAPE_COLUMNS].to_dict("records")])
+
+
+def evaluate_network(table: ShapeTable, X: np.ndarray, network: str, settings: Settings, family: str = ""
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Hold out ``network`` of one family's ``table`` (features ``X``): (per-layer score records,
+    per-kind choice records)."""
+    tr, te = lono_split(table, network)
+    train_t, test_t = table.subset(tr), table.subset(te)
+    flops = gflop(test_t.shapes)
+    index = {c: j for j, c in enumerate(table.configs)}
+    single_t = picked_times(test_t, np.full(len(te), best_single(train_t)))
+    layers, folds = [], []
+    for kind in settings.kinds:
+        t0 = time.time()
+        cv = cross_validate(train_t, X[tr], k_grid=settings.k_grid, depth_grid=settings.depth_grid,
+                            min_leaf_grid=settings.min_leaf_grid, weightings=settings.weightings,
+                            folds=settings.folds, seed=settings.seed, tolerance=settings.tolerance, kind=kind)
+        fitted = fit_model(train_t, X[tr], kind, cv.chosen, settings.seed)
+        picks = np.array([index[c] for c in fitted.model.predict(X[te])])
+        own = [index[c] for c in fitted.classes]
+        sub = test_t.times[:, own]
+        bound = np.min(np.where(np.isnan(sub), test_t.worst[:, None], sub), axis=1)
+        k, weighting, min_leaf, depth = cv.chosen
+        folds.append({"family": family, "network": network, "kind": kind, "train": len(tr),
+                      "excluded_same_shape": int(table.n_shapes - len(tr) - len(te)), "layers": len(te),
+                      "k": k, "weighting": weighting, "min_samples_leaf": min_leaf, "max_depth": depth,
+                      "configs": len(fitted.classes), "cv_geomean": round(cv.scores[cv.chosen], 5)})
+        _LOG.info("%s / %s / %s: %d training problems, chose %s, %d configs (%.1fs)", family, network, kind,
+                  len(tr), cv.chosen, len(fitted.classes), time.time() - t0)
+        pick_t = picked_times(test_t, picks)
+        for i, row in enumerate(te):
+            layers.append({"family": family, "network": network, "kind": kind, "shape_key": table.keys[row],
+                           **{c: int(table.shapes.at[row, c]) for c in (*SHAPE_COLUMNS, "sms")},
+                           "gflop": round(float(flops[i]), 6), "fastest_us": test_t.oracle[i],
+                           "pick": table.configs[picks[i]], "pick_us": pick_t[i],
+                           "score": test_t.oracle[i] / pick_t[i], "bound": test_t.oracle[i] / bound[i],
+                           "best_single": test_t.oracle[i] / single_t[i]})
+    return layers, folds
+
+
+def _task(args: tuple[ShapeTable, np.ndarray, str, Settings, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    return evaluate_network(*args)
+
+
+def evaluate_family(df: pd.DataFrame, family: Family, settings: Settings, target: str | None = None,
+                    jobs: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every network of ``family`` held out in turn: (per-layer scores, per-fold choices); ``jobs``
+    processes share the networks (the result does not depend on it)."""
+    table = family_table(df, family, target).table
+    X = table.features().to_numpy(dtype=np.int64)
+    tasks = [(table, X, net, settings, family.value) for net in networks(table)]
+    if jobs > 1 and len(tasks) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+            parts = list(pool.map(_task, tasks))
+    else:
+        parts = [_task(t) for t in tasks]
+    return (pd.DataFrame([r for p in parts for r in p[0]]), pd.DataFrame([r for p in parts for r in p[1]]))
+
+
+# --------------------------------------------------------------------------- report
+def _summ(d: pd.DataFrame, col: str) -> dict[str, float] | None:
+    return metrics(np.ones(len(d)), 1.0 / d[col].to_numpy()) if len(d) else None
+
+
+def _cell(m: dict[str, float] | None, worst: bool = True) -> str:
+    if not m:
+        return "–"
+    return f"{m['geomean']:.3f} / {m['p10']:.3f}" + (f" / {m['worst']:.3f}" if worst else "")
+
+
+def groups(d: pd.DataFrame, big_gflop: float = BIG_GFLOP) -> list[tuple[str, pd.DataFrame]]:
+    """Row groups of a family's table: each network, all networks, above and at or below ``big_gflop``."""
+    out = [(f"`{n}`", g) for n, g in d.groupby("network", sort=True)]
+    out.append(("**all networks**", d))
+    out.append((f"> {big_gflop:g} GFLOP", d[d["gflop"] > big_gflop]))
+    out.append((f"≤ {big_gflop:g} GFLOP", d[d["gflop"] <= big_gflop]))
+    return out
+
+
+def report_markdown(layers: pd.DataFrame, folds: pd.DataFrame, *, command: str, sweeps: Sequence[tuple[Path, str]],
+                    settings: Settings, seconds: float, big_gflop: float = BIG_GFLOP) -> str:
+    """REPORT.md text from the per-layer and per-fold frames."""
+    kinds = list(settings.kinds)
+    date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
+    lines = [
+        "# Leave-one-network-out evaluation",
+        "",
+        "generated by predictor.lono, do not edit; regenerate with:",
+        "",
+        f"    {command}",
+        "",
+        f"- date: {date}; wall time {seconds / 60:.1f} min",
+        *[f"- sweep `{p}` sha256 `{file_sha256(p)}` ({gpu})" for p, gpu in sweeps],
+        f"- model kinds (`predictor.fitting`): {', '.join(f'`{k}`' for k in kinds)}; hyper-parameters of every "
+        f"fold chosen by {settings.folds}-fold grouped CV inside its training set (k ≤ {settings.max_portfolio} "
+        f"from {settings.k_grid}, depth, min_samples_leaf, weighting; tolerance {settings.tolerance})",
+        "- held out: one network's layers (`source == net:<name>`); also left out of training: every problem "
+        "whose shape equals one of them (any source, any SM count). A layer shared by several networks is "
+        "listed once in the sweep, under the first network that has it, and is scored there",
+        "- score of a layer = fastest time of the whole grid / time of the pick (a pick with no ok row: the "
+        "layer's worst time); cells are geomean / P10 / worst over the layers; **bound** = the best of the "
+        "model's own configs on each layer (what a perfect leaf choice among them would score); "
+        "best single = the training set's best single config",
+        f"- noise floor: re-measuring the same problems scores the first run's winners at about "
+        f"{NOISE_FLOOR} geomean (`sweeps/README.md`): figures above it are within measurement noise",
+        "",
+        "## Summary: every network pooled",
+        "",
+        "| family | model | layers | geomean / P10 / worst | bound (geomean / P10) | "
+        f"> {big_gflop:g} GFLOP: layers, geomean / P10 / worst |",
+        "|---|---|---|---|---|---|",
+    ]
+    for fam, d in layers.groupby("family", sort=False):
+        for kind in kinds:
+            dk = d[d["kind"] == kind]
+            big = dk[dk["gflop"] > big_gflop]
+            lines.append(f"| {fam} | `{kind}` | {len(dk)} | {_cell(_summ(dk, 'score'))} | "
+                         f"{_cell(_summ(dk, 'bound'), False)} | {len(big)}: {_cell(_summ(big, 'score'))} |")
+    for fam, d in layers.groupby("family", sort=False):
+        head = " | ".join(f"`{k}`" for k in kinds)
+        lines += ["", f"## {fam}", "",
+                  f"| layers of | layers | {head} | {' | '.join(f'bound `{k}`' for k in kinds)} | best single |",
+                  "|---|---|" + "---|" * (2 * len(kinds) + 1)]
+        for name, g in groups(d, big_gflop):
+            cells = [_cell(_summ(g[g["kind"] == k], "score")) for k in kinds]
+            bounds = [_cell(_summ(g[g["kind"] == k], "bound"), False) for k in kinds]
+            single = _cell(_summ(g[g["kind"] == kinds[0]], "best_single"))
+            lines.append(f"| {name} | {len(g) // len(kinds)} | {' | '.join(cells)} | {' | '.join(bounds)} | {single} |")
+    lines += ["", "## Chosen per fold", "",
+              "| family | held out | model | training problems (same-shape excluded) | k | weighting | "
+              "min leaf | depth | configs | CV geomean |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in folds.itertuples(index=False):
+        lines.append(f"| {r.family} | `{r.network}` | `{r.kind}` | {r.train} ({r.excluded_same_shape}) | {r.k} | "
+                     f"{r.weighting} | {r.min_samples_leaf} | {r.max_depth} | {r.configs} | {r.cv_geomean:.4f} |")
+    lines += ["", "`layers.csv`: one row per (family, model, layer): the layer, its GFLOP, the fastest and "
+              "picked times (µs), the pick, score, bound and best-single score."]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- CLI
+def load_sweeps(paths: Sequence[Path]) -> tuple[pd.DataFrame, list[tuple[Path, str]]]:
+    """Read and concatenate sweeps (several SM counts of one GPU make ``sms`` a feature); also
+    (path, "GPU names, SM counts") of each file."""
+    frames = [read_sweep(p) for p in paths]
+    for p in paths:
+        if read_metadata(p).get("synthetic"):
+            _LOG.warning("%s is a SYNTHETIC sweep: its figures are not measurements", p)
+    described = [(p, ", ".join(sorted(set(f["gpu"].astype(str)))) + "; sms "
+                  + ", ".join(str(v) for v in sorted(set(f["sms"].astype(int))))) for p, f in zip(paths, frames)]
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if df.empty:
+        raise TrainError("the sweep has no rows")
+    if len(frames) > 1 and df.duplicated(["family", "shape_key", "config", "sms"]).any():
+        raise TrainError("the sweeps overlap: the same (family, shape, config, sms) appears twice")
+    return df, described
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m predictor.lono", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sweep", type=Path, nargs="+", help="sweep parquet file(s), as for predictor.train")
+    p.add_argument("--out", type=Path, required=True, help="output directory (REPORT.md, layers.csv)")
+    p.add_argument("--kind", choices=KINDS, action="append",
+                   help=f"model kind to evaluate (repeatable; default: class and {DEFAULT_KIND})")
+    p.add_argument("--family", choices=[f.value for f in Family], action="append",
+                   help="only this family (repeatable; default: every family in the sweeps)")
+    p.add_argument("--target", choices=["sm_87"], default=None, help="restrict configs as predictor.train does")
+    p.add_argument("--max-portfolio", type=int, default=Settings.max_portfolio, help="largest k considered")
+    p.add_argument("--folds", type=int, default=Settings.folds, help="inner GroupKFold splits")
+    p.add_argument("--seed", type=int, default=Settings.seed)
+    p.add_argument("--cv-tolerance", type=float, default=Settings.tolerance)
+    p.add_argument("--big-gflop", type=float, default=BIG_GFLOP, help="layers above this are reported apart")
+    p.add_argument("--jobs", type=int, default=1, help="processes (networks in parallel; same result)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point; raises ``SystemExit`` with a message on unusable input."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.max_portfolio < 1:
+        raise SystemExit("predictor.lono: --max-portfolio must be >= 1")
+    kinds = tuple(dict.fromkeys(args.kind or ("class", DEFAULT_KIND)))
+    settings = Settings(kinds=kinds, max_portfolio=args.max_portfolio, folds=args.folds, seed=args.seed,
+                        tolerance=args.cv_tolerance)
+    command = "python -m predictor.lono " + " ".join(shlex.quote(a) for a in argv)
+    t0 = time.time()
+    try:
+        df, described = load_sweeps(args.sweep)
+        present = sorted(set(df["family"].astype(str)))
+        fams = args.family or present
+        missing = [f for f in fams if f not in present]
+        if missing:
+            raise TrainError(f"no rows of family {missing} (present: {present})")
+        parts = [evaluate_family(df, Family(f), settings, args.target, args.jobs) for f in fams]
+    except (SweepFormatError, TrainError, FileNotFoundError) as exc:
+        raise SystemExit(f"predictor.lono: error: {exc}") from exc
+    layers = pd.concat([p[0] for p in parts], ignore_index=True)
+    folds = pd.concat([p[1] for p in parts], ignore_index=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    layers.to_csv(args.out / "layers.csv", index=False, float_format="%.6g")
+    text = report_markdown(layers, folds, command=command, sweeps=described, settings=settings,
+                           seconds=time.time() - t0, big_gflop=args.big_gflop)
+    (args.out / "REPORT.md").write_text(text)
+    _LOG.info("wrote %s and %s (%.1f min)", args.out / "REPORT.md", args.out / "layers.csv", (time.time() - t0) / 60)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

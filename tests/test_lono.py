@@ -1,0 +1,174 @@
+"""Leave-one-network-out evaluation and the model kinds, on SYNTHETIC sweeps (not measurements)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from synthetic import make_sweep
+
+from predictor.config import Family
+from predictor.export_py import compile_selector
+from predictor.features import ARGS, FEATURE_NAMES, LIMITS, compute
+from predictor.fitting import KINDS, base_keys, fit_model, regret_matrix
+from predictor.lono import Settings, evaluate_family, evaluate_network, lono_split, main, networks
+from predictor.portfolio import effective_times, family_table
+from predictor.schema import file_sha256, write_sweep
+from predictor.tree_ir import TreeIR
+
+FAM = Family("i8nc32")
+SMALL = Settings(kinds=KINDS, max_portfolio=6, folds=3, depth_grid=(2, 4, 6), min_leaf_grid=(2, 8),
+                 weightings=("regret", "uniform"))
+
+
+def two_networks(n_shapes: int = 120) -> tuple[pd.DataFrame, str]:
+    """A SYNTHETIC sweep at 132 and 16 SMs whose network layers belong to two networks; the 16-SM
+    copy of one ``synthnet`` layer is listed as a grid problem.  Returns the frame and that key."""
+    parts = []
+    for sms in (132, 16):
+        d = make_sweep(n_shapes=n_shapes, families=(FAM.value,), sms=sms)
+        keys = sorted(d.loc[d["source"] == "net:synthnet", "shape_key"].unique())
+        d.loc[d["shape_key"].isin(keys[1::2]), "source"] = "net:othernet"
+        parts.append(d)
+    twin = keys[0]
+    parts[1].loc[parts[1]["shape_key"] == twin, "source"] = "grid"
+    return pd.concat(parts, ignore_index=True), twin
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[pd.DataFrame, str]:
+    return two_networks()
+
+
+def test_split_never_trains_on_held_out_shapes(data) -> None:
+    df, twin = data
+    table = family_table(df, FAM).table
+    assert networks(table) == ["othernet", "synthnet"]
+    for net in networks(table):
+        tr, te = lono_split(table, net)
+        assert len(tr) and len(te) and not set(tr) & set(te)
+        assert set(table.sources[te]) == {f"net:{net}"}
+        assert not set(base_keys(table.keys[tr])) & set(base_keys(table.keys[te]))
+        assert {int(k.split("@sm")[1]) for k in table.keys[te]} == {16, 132}  # every SM count held out
+        excluded = set(range(table.n_shapes)) - set(tr) - set(te)
+        assert all(base_keys(table.keys[[i]])[0] in set(base_keys(table.keys[te])) for i in excluded)
+    tr, _ = lono_split(table, "synthnet")
+    grid_twin = [i for i, k in enumerate(table.keys) if k == f"{twin}@sm16"]
+    assert len(grid_twin) == 1 and table.sources[grid_twin[0]] == "grid"
+    assert grid_twin[0] not in set(tr)  # same shape, another source: still left out of training
+    with pytest.raises(ValueError, match="nope"):
+        lono_split(table, "nope")
+
+
+def test_choices_ignore_held_out_timings(data) -> None:
+    """Perturbing the held-out network's timings (every row of its shapes, any source or SM count)
+    changes its scores but neither the chosen hyper-parameters nor the picks."""
+    df, _ = data
+    table = family_table(df, FAM).table
+    X = table.features().to_numpy(dtype=np.int64)
+    _, te = lono_split(table, "synthnet")
+    held = set(base_keys(table.keys[te]))
+    rng = np.random.default_rng(0)
+    noisy = df.copy()
+    rows = noisy["shape_key"].isin(held).to_numpy()
+    noisy.loc[rows, "time_us"] *= rng.uniform(0.5, 2.0, rows.sum())
+    noisy_table = family_table(noisy, FAM).table
+    a_layers, a_folds = evaluate_network(table, X, "synthnet", SMALL, FAM.value)
+    b_layers, b_folds = evaluate_network(noisy_table, X, "synthnet", SMALL, FAM.value)
+    assert a_folds == b_folds
+    assert [r["pick"] for r in a_layers] == [r["pick"] for r in b_layers]
+    assert [r["score"] for r in a_layers] != [r["score"] for r in b_layers]
+
+
+def test_deterministic(data) -> None:
+    df, _ = data
+    a = evaluate_family(df, FAM, SMALL)
+    b = evaluate_family(df, FAM, SMALL, jobs=2)
+    pd.testing.assert_frame_equal(a[0], b[0])
+    pd.testing.assert_frame_equal(a[1], b[1])
+    table = family_table(df, FAM).table
+    X = table.features().to_numpy(dtype=np.int64)
+    for kind in KINDS:
+        f1, f2 = (fit_model(table, X, kind, (6, "regret", 2, 6), 0) for _ in range(2))
+        ir1, ir2 = (TreeIR.from_sklearn(f.model, FEATURE_NAMES, classes=f.classes) for f in (f1, f2))
+        assert ir1.to_json() == ir2.to_json()
+
+
+def _random_args(rng: np.random.Generator, n: int, cm: int) -> list[dict[str, int]]:
+    out = []
+    while len(out) < n:
+        r = int(rng.choice([1, 3, 5, 7]))
+        a = {"N": int(rng.integers(1, 129)), "C": cm * int(rng.integers(1, 80)), "H": int(rng.integers(r, 300)),
+             "W": int(rng.integers(r, 300)), "K": cm * int(rng.integers(1, 80)), "R": r, "S": r,
+             "stride": int(rng.choice([1, 2])), "pad": r // 2, "dilation": 1, "sms": int(rng.choice([16, 132]))}
+        assert all(LIMITS[k][0] <= a[k] <= LIMITS[k][1] for k in ARGS)
+        out.append(a)
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_kind_exports_exactly(data, kind: str) -> None:
+    """scikit-learn model == tree IR == generated Python selector (the C++ header is generated from
+    the same IR: tests/test_export_cpp.py), on training rows and random shapes."""
+    df, _ = data
+    table = family_table(df, FAM).table
+    X = table.features().to_numpy(dtype=np.int64)
+    fitted = fit_model(table, X, kind, (6, "expand" if kind == "class" else "regret", 2, 8), 0)
+    ir = TreeIR.from_sklearn(fitted.model, FEATURE_NAMES, classes=fitted.classes, check_X=X)
+    assert set(n.label for n in ir.nodes if hasattr(n, "label")) <= set(fitted.classes)
+    args = _random_args(np.random.default_rng(1), 2000, FAM.spec.channel_multiple)
+    R = np.array([compute(a) for a in args], dtype=np.int64)
+    assert ir.predict_many(R.tolist()) == [str(v) for v in fitted.model.predict(R)]
+    fn = compile_selector(ir, FAM.spec.channel_multiple)
+    assert [ir.classes[fn(*(a[k] for k in ARGS))] for a in args] == ir.predict_many(R.tolist())
+
+
+@pytest.mark.parametrize("kind", ["repick", "regret"])
+def test_leaves_answer_their_least_regret_config(data, kind: str) -> None:
+    df, _ = data
+    table = family_table(df, FAM).table
+    X = table.features().to_numpy(dtype=np.int64)
+    fitted = fit_model(table, X, kind, (4, "regret", 8, 4), 0)
+    leaf_of = fitted.model.estimator.apply(X.astype(np.float32))
+    R = regret_matrix(table)
+    for leaf in np.unique(leaf_of):
+        totals = R[leaf_of == leaf].sum(axis=0)
+        assert fitted.model.node_labels[leaf] == table.configs[int(np.argmin(totals))]
+    # a missing config counts the problem's worst time
+    i, j = np.argwhere(np.isnan(table.times))[0]
+    assert R[i, j] == pytest.approx(np.log(table.worst[i] / table.oracle[i]))
+
+
+def test_label_time_follows_timing_method() -> None:
+    df = pd.DataFrame({"time_us": [10.0, 10.0, 10.0, 10.0], "retime_us": [11.0, np.nan, 11.0, np.nan],
+                       "timing_method": [1, 1, 2, 2]})
+    assert effective_times(df).tolist() == [10.0, 10.0, 11.0, 10.0]
+    assert effective_times(df.drop(columns="timing_method")).tolist() == [10.0] * 4  # older files: method 1
+
+
+def test_cli_report(data, tmp_path: Path) -> None:
+    df, _ = data
+    sweeps = []
+    for sms in (132, 16):  # one file per SM count, as the collector writes them
+        sweeps.append(tmp_path / f"sm{sms}.parquet")
+        write_sweep(df[df["sms"] == sms], sweeps[-1], {"synthetic": True})
+    out = tmp_path / "lono"
+    assert main([*map(str, sweeps), "--out", str(out), "--max-portfolio", "4", "--folds", "3"]) == 0
+    text = (out / "REPORT.md").read_text()
+    assert text.startswith("# Leave-one-network-out") and all(file_sha256(p) in text for p in sweeps)
+    assert "python -m predictor.lono" in text and "`othernet`" in text and "> 8 GFLOP" in text
+    layers = pd.read_csv(out / "layers.csv")
+    table = family_table(df, FAM).table
+    n_layers = int(sum(str(s).startswith("net:") for s in table.sources))
+    assert len(layers) == 2 * n_layers and set(layers["kind"]) == {"class", "repick"}
+    assert ((layers["score"] > 0) & (layers["score"] <= layers["bound"] + 1e-12)).all()
+
+
+def test_cli_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="not found"):
+        main([str(tmp_path / "nope.parquet"), "--out", str(tmp_path / "o")])
+    sweep = tmp_path / "s.parquet"
+    write_sweep(make_sweep(n_shapes=20, families=("i8nc32",)), sweep)
+    with pytest.raises(SystemExit, match="f16nhwc"):
+        main([str(sweep), "--family", "f16nhwc", "--out", str(tmp_path / "o")])
