@@ -22,7 +22,7 @@ def synthetic_models(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespac
 
     d = tmp_path_factory.mktemp("synthetic")
     sweep = write_synthetic_sweep(d / "synthetic.parquet", n_shapes=300)
-    rc = main([str(sweep), "--models-dir", str(d / "models"), "--export-dir", str(d / "export"), "--quiet"])
+    rc = main([str(sweep), "--models-dir", str(d / "models"), "--export-dir", str(d / "export"), "--holdout-sources", "net:", "--quiet"])
     assert rc == 0
     return SimpleNamespace(dir=d, sweep=sweep, models=d / "models", export=d / "export", slug="synthetic",
                            families=("i8nc32", "f16nhwc"))
