@@ -70,16 +70,36 @@ class Settings:
         return sorted({k for k in K_GRID if k <= self.max_portfolio} | {self.max_portfolio})
 
 
+def _catalog_keys() -> dict[str, frozenset[str]]:
+    """Problem keys of every catalog network (:func:`predictor.shapes.network_index`): a layer
+    that several networks share is named after one of them in a sweep, but belongs to all."""
+    from .shapes import network_index
+
+    out: dict[str, set[str]] = {}
+    for p, nets in network_index().items():
+        for n in nets:
+            out.setdefault(n, set()).add(p.key)
+    return {n: frozenset(k) for n, k in out.items()}
+
+
+def members(table: ShapeTable, network: str) -> np.ndarray:
+    """Rows of ``table`` that are layers of ``network``: its ``net:`` source or a catalog layer of it."""
+    own = np.asarray(table.sources == NET_PREFIX + network)
+    keys = _catalog_keys().get(network)
+    return own | np.isin(base_keys(table.keys), list(keys)) if keys else own
+
+
 def networks(table: ShapeTable) -> list[str]:
-    """Names of the networks with layers in ``table`` (sources ``net:<name>``), sorted."""
+    """Names of the networks with layers in ``table`` (sources ``net:<name>``), sorted; each one's
+    layers are :func:`members`."""
     return sorted({str(s)[len(NET_PREFIX):] for s in table.sources if str(s).startswith(NET_PREFIX)})
 
 
 def lono_split(table: ShapeTable, network: str) -> tuple[np.ndarray, np.ndarray]:
     """(training rows, held-out rows) of ``table`` for holding out ``network``: held out are its
-    layers (every SM count); training are all other rows whose shape (key without ``@sm``) is none
-    of theirs."""
-    test = np.asarray(table.sources == NET_PREFIX + network)
+    layers (every SM count; :func:`members`); training are all other rows whose shape (key without
+    ``@sm``) is none of theirs."""
+    test = members(table, network)
     if not test.any():
         raise TrainError(f"no layer of network {network!r} in the table")
     base = base_keys(table.keys)
