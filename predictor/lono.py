@@ -64,6 +64,8 @@ class Settings:
     depth_grid: tuple[int, ...] = DEPTH_GRID
     min_leaf_grid: tuple[int, ...] = MIN_LEAF_GRID
     weightings: tuple[str, ...] = WEIGHTINGS
+    #: networks dealt into this many groups, each held out together (0: one network at a time)
+    groups: int = 0
 
     @property
     def k_grid(self) -> list[int]:
@@ -95,16 +97,29 @@ def networks(table: ShapeTable) -> list[str]:
     return sorted({str(s)[len(NET_PREFIX):] for s in table.sources if str(s).startswith(NET_PREFIX)})
 
 
-def lono_split(table: ShapeTable, network: str) -> tuple[np.ndarray, np.ndarray]:
-    """(training rows, held-out rows) of ``table`` for holding out ``network``: held out are its
-    layers (every SM count; :func:`members`); training are all other rows whose shape (key without
-    ``@sm``) is none of theirs."""
-    test = members(table, network)
-    if not test.any():
-        raise TrainError(f"no layer of network {network!r} in the table")
+def lono_split(table: ShapeTable, network: str | Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(training rows, held-out rows) of ``table`` for holding out ``network`` (a name, or a group
+    of names held out together): held out are their layers (every SM count; :func:`members`);
+    training are all other rows whose shape (key without ``@sm``) is none of theirs."""
+    names = [network] if isinstance(network, str) else list(network)
+    test = np.zeros(table.n_shapes, dtype=bool)
+    for n in names:
+        m = members(table, n)
+        if not m.any():
+            raise TrainError(f"no layer of network {n!r} in the table")
+        test |= m
     base = base_keys(table.keys)
     train = ~np.isin(base, base[test])
     return np.nonzero(train)[0], np.nonzero(test)[0]
+
+
+def network_groups(names: Sequence[str], n_groups: int) -> list[list[str]]:
+    """``names`` dealt round-robin (sorted) into ``n_groups`` groups held out together; 0 or at
+    least ``len(names)``: one network a group (plain leave-one-network-out)."""
+    names = sorted(names)
+    if n_groups <= 0 or n_groups >= len(names):
+        return [[n] for n in names]
+    return [names[i::n_groups] for i in range(n_groups)]
 
 
 def gflop(shapes: pd.DataFrame) -> np.ndarray:
@@ -113,11 +128,13 @@ def gflop(shapes: pd.DataFrame) -> np.ndarray:
                      for r in shapes[SHAPE_COLUMNS].to_dict("records")])
 
 
-def evaluate_network(table: ShapeTable, X: np.ndarray, network: str, settings: Settings, family: str = ""
-                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Hold out ``network`` of one family's ``table`` (features ``X``): (per-layer score records,
-    per-kind choice records)."""
-    tr, te = lono_split(table, network)
+def evaluate_network(table: ShapeTable, X: np.ndarray, network: str | Sequence[str], settings: Settings,
+                     family: str = "") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Hold out ``network`` (or a group of networks together) of one family's ``table`` (features
+    ``X``): (per-layer score records, one per network a layer belongs to; per-kind choice records)."""
+    group = [network] if isinstance(network, str) else list(network)
+    tr, te = lono_split(table, group)
+    member_of = {n: set(np.nonzero(members(table, n))[0]) for n in group}
     train_t, test_t = table.subset(tr), table.subset(te)
     flops = gflop(test_t.shapes)
     index = {c: j for j, c in enumerate(table.configs)}
@@ -134,34 +151,36 @@ def evaluate_network(table: ShapeTable, X: np.ndarray, network: str, settings: S
         sub = test_t.times[:, own]
         bound = np.min(np.where(np.isnan(sub), test_t.worst[:, None], sub), axis=1)
         k, weighting, min_leaf, depth = cv.chosen
-        folds.append({"family": family, "network": network, "kind": kind, "train": len(tr),
+        folds.append({"family": family, "network": " ".join(group), "kind": kind, "train": len(tr),
                       "excluded_same_shape": int(table.n_shapes - len(tr) - len(te)), "layers": len(te),
                       "k": k, "weighting": weighting, "min_samples_leaf": min_leaf, "max_depth": depth,
                       "configs": len(fitted.classes), "cv_geomean": round(cv.scores[cv.chosen], 5)})
-        _LOG.info("%s / %s / %s: %d training problems, chose %s, %d configs (%.1fs)", family, network, kind,
+        _LOG.info("%s / %s / %s: %d training problems, chose %s, %d configs (%.1fs)", family, " ".join(group), kind,
                   len(tr), cv.chosen, len(fitted.classes), time.time() - t0)
         pick_t = picked_times(test_t, picks)
         for i, row in enumerate(te):
-            layers.append({"family": family, "network": network, "kind": kind, "shape_key": table.keys[row],
-                           **{c: int(table.shapes.at[row, c]) for c in (*SHAPE_COLUMNS, "sms")},
-                           "gflop": round(float(flops[i]), 6), "fastest_us": test_t.oracle[i],
-                           "pick": table.configs[picks[i]], "pick_us": pick_t[i],
-                           "score": test_t.oracle[i] / pick_t[i], "bound": test_t.oracle[i] / bound[i],
-                           "best_single": test_t.oracle[i] / single_t[i]})
+            for network in (n for n in group if row in member_of[n]):
+                layers.append({"family": family, "network": network, "kind": kind, "shape_key": table.keys[row],
+                               **{c: int(table.shapes.at[row, c]) for c in (*SHAPE_COLUMNS, "sms")},
+                               "gflop": round(float(flops[i]), 6), "fastest_us": test_t.oracle[i],
+                               "pick": table.configs[picks[i]], "pick_us": pick_t[i],
+                               "score": test_t.oracle[i] / pick_t[i], "bound": test_t.oracle[i] / bound[i],
+                               "best_single": test_t.oracle[i] / single_t[i]})
     return layers, folds
 
 
-def _task(args: tuple[ShapeTable, np.ndarray, str, Settings, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _task(args: tuple[ShapeTable, np.ndarray, list[str], Settings, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return evaluate_network(*args)
 
 
 def evaluate_family(df: pd.DataFrame, family: Family, settings: Settings, target: str | None = None,
                     jobs: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every network of ``family`` held out in turn: (per-layer scores, per-fold choices); ``jobs``
-    processes share the networks (the result does not depend on it)."""
+    """Every network of ``family`` held out in turn (or, with ``settings.groups``, that many groups
+    of networks, each held out together: stricter, and fewer models to fit): (per-layer scores,
+    per-fold choices); ``jobs`` processes share the folds (the result does not depend on it)."""
     table = family_table(df, family, target).table
     X = table.features().to_numpy(dtype=np.int64)
-    tasks = [(table, X, net, settings, family.value) for net in networks(table)]
+    tasks = [(table, X, g, settings, family.value) for g in network_groups(networks(table), settings.groups)]
     if jobs > 1 and len(tasks) > 1:
         from concurrent.futures import ProcessPoolExecutor
 
@@ -209,9 +228,12 @@ def report_markdown(layers: pd.DataFrame, folds: pd.DataFrame, *, command: str, 
         f"- model kinds (`predictor.fitting`): {', '.join(f'`{k}`' for k in kinds)}; hyper-parameters of every "
         f"fold chosen by {settings.folds}-fold grouped CV inside its training set (k ≤ {settings.max_portfolio} "
         f"from {settings.k_grid}, depth, min_samples_leaf, weighting; tolerance {settings.tolerance})",
-        "- held out: one network's layers (`source == net:<name>`); also left out of training: every problem "
-        "whose shape equals one of them (any source, any SM count). A layer shared by several networks is "
-        "listed once in the sweep, under the first network that has it, and is scored there",
+        ("- held out: one network's layers" if settings.groups <= 0 else
+         f"- held out: the networks dealt (sorted, round-robin) into {settings.groups} groups, each group's layers "
+         "together (every network's layers are scored by a model that saw neither it nor the rest of its group)")
+        + " (`source == net:<name>`, and the catalog layers it shares with networks named earlier in the sweep); "
+        "also left out of training: every problem whose shape equals one of them (any source, any SM count). "
+        "A layer shared by several networks is scored in each",
         "- score of a layer = fastest time of the whole grid / time of the pick (a pick with no ok row: the "
         "layer's worst time); cells are geomean / P10 / worst over the layers; **bound** = the best of the "
         "model's own configs on each layer (what a perfect leaf choice among them would score); "
@@ -285,7 +307,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=Settings.seed)
     p.add_argument("--cv-tolerance", type=float, default=Settings.tolerance)
     p.add_argument("--big-gflop", type=float, default=BIG_GFLOP, help="layers above this are reported apart")
-    p.add_argument("--jobs", type=int, default=1, help="processes (networks in parallel; same result)")
+    p.add_argument("--groups", type=int, default=0,
+                   help="hold out the networks in this many groups, each group together (stricter than one at "
+                        "a time, and fewer models to fit); 0: one network at a time")
+    p.add_argument("--jobs", type=int, default=1, help="processes (held-out folds in parallel; same result)")
     return p
 
 
@@ -299,6 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("predictor.lono: --max-portfolio must be >= 1")
     kinds = tuple(dict.fromkeys(args.kind or ("class", DEFAULT_KIND)))
     settings = Settings(kinds=kinds, max_portfolio=args.max_portfolio, folds=args.folds, seed=args.seed,
+                        groups=args.groups,
                         tolerance=args.cv_tolerance)
     command = "python -m predictor.lono " + " ".join(shlex.quote(a) for a in argv)
     t0 = time.time()

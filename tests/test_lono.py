@@ -172,3 +172,16 @@ def test_cli_bad_input(tmp_path: Path) -> None:
     write_sweep(make_sweep(n_shapes=20, families=("i8nc32",)), sweep)
     with pytest.raises(SystemExit, match="f16nhwc"):
         main([str(sweep), "--family", "f16nhwc", "--out", str(tmp_path / "o")])
+
+
+def test_groups_hold_out_whole_groups(data) -> None:
+    from predictor.lono import network_groups
+
+    df, _ = data
+    table = family_table(df, FAM).table
+    names = networks(table)
+    assert network_groups(names, 0) == [[n] for n in sorted(names)]
+    assert network_groups(["c", "a", "b"], 2) == [["a", "c"], ["b"]]
+    tr, te = lono_split(table, names)
+    assert set(table.sources[te]) == {f"net:{n}" for n in names}
+    assert not set(base_keys(table.keys[tr])) & set(base_keys(table.keys[te]))
