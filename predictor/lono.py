@@ -208,6 +208,10 @@ def groups(d: pd.DataFrame, big_gflop: float = BIG_GFLOP) -> list[tuple[str, pd.
     out.append(("**all networks**", d))
     out.append((f"> {big_gflop:g} GFLOP", d[d["gflop"] > big_gflop]))
     out.append((f"≤ {big_gflop:g} GFLOP", d[d["gflop"] <= big_gflop]))
+    if d["sms"].nunique() > 1:  # several SM counts (partitions): each apart, and its big layers
+        for sms, g in d.groupby("sms", sort=True):
+            out.append((f"{sms} SMs", g))
+            out.append((f"{sms} SMs, > {big_gflop:g} GFLOP", g[g["gflop"] > big_gflop]))
     return out
 
 
