@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# The leave-one-network-out reports of the shipped model runs (CPU only; ~30 min on 2 cores):
+# The leave-one-network-out reports of the shipped model runs (CPU only; ~35 min on 2 cores):
 #   reports/lono/h200       the four families on the whole H200 (the sweeps of `train --all`'s h200 run)
 #   reports/lono/h200-sm87  the Orin-sized models (--target sm_87): whole GPU + 16/32-SM partitions
-# Networks are held out in 8 groups (each group together; stricter than one network at a time).
+# Networks are held out in 6 groups (each group together; stricter than one network at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-2}
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
   sweeps/h200-sm90-nets.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
-  --groups 8 --kind class --kind repick --jobs "$jobs" --out reports/lono/h200
+  --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm16.parquet \
   sweeps/h200-sm16-nets.parquet sweeps/h200-sm32.parquet --target sm_87 \
-  --groups 8 --kind class --kind repick --jobs "$jobs" --out reports/lono/h200-sm87
+  --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-sm87
