@@ -12,11 +12,11 @@ deadline=$(( $(date +%s) + ${BUDGET_S:-300} ))
 big() {  # $1 sweep, $2 family, $3 csv
   python3 - "$1" "$2" "$3" <<'PY'
 import sys
-from predictor.schema import read_sweep
+from predictor.features import ConvProblem
+from predictor.schema import SHAPE_COLUMNS, read_sweep
 df = read_sweep(sys.argv[1])
 d = df[df["family"] == sys.argv[2]].drop_duplicates("shape_key")
-d = d[2 * d.N * d.K * d.C * d.R * d.S * ((d.H + 2 * d.pad - d.dilation * (d.R - 1) - 1) // d.stride + 1)
-      * ((d.W + 2 * d.pad - d.dilation * (d.S - 1) - 1) // d.stride + 1) > 8e9]
+d = d[[ConvProblem(*(int(r[c]) for c in SHAPE_COLUMNS)).flops > 8e9 for r in d.to_dict("records")]]
 d = d.assign(network=d["source"].str.slice(4))
 d[["N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation", "network"]].to_csv(sys.argv[3], index=False)
 print(sys.argv[2], len(d), "big layers")
