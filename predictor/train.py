@@ -45,7 +45,7 @@ import re
 import shlex
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -60,7 +60,7 @@ from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.tr
     fit_model, training_set,
 )
 from .portfolio import ShapeTable, TrainError, best_single, eligible_rows, family_table, metrics, picked_times
-from .schema import SweepFormatError, file_sha256, read_metadata, read_sweep
+from .schema import file_sha256, read_metadata, read_sweep
 from .tree_ir import Leaf, TreeIR
 
 _LOG = logging.getLogger(__name__)
