@@ -449,8 +449,7 @@ class CudaBackend:
         family = configs[0].family
         t = self._tensors(prob, family)
         rows: list[dict[str, Any]] = []
-        plans: dict[str, tuple[timing.BatchCall, timing.Plan]] = {}
-        best_ms = math.inf
+        tp = timing.Problem(self.target_ms, self.reps, self.warmup_batches)
         for cfg in configs:
             row: dict[str, Any] = {"config": cfg.name, "kernel": cfg.kernel_name, "status": "ok",
                                    "verified": False, "max_abs_err": math.nan, "bad_frac": math.nan,
@@ -482,23 +481,11 @@ class CudaBackend:
             if not v.ok:
                 row["status"] = "wrong_result"
                 continue
-            p = timing.plan(one[0], best_ms, self.target_ms, self.reps, self.warmup_batches)
-            best_ms = min(best_ms, one[0])
-            call = self._batch_call(cfg, pr, t, ws_need)
-            st, us = timing.timed(call, p)
+            st = tp.first_pass(row, self._batch_call(cfg, pr, t, ws_need), one[0])
             if st != 0:
                 row["status"] = PK_STATUS.get(st, "launch_error")
-                continue
-            s = timing.stats(us)
-            row.update(time_us=s.time_us, time_p20_us=s.time_p20_us, time_p80_us=s.time_p80_us,
-                       time_min_us=s.time_min_us, iters=p.iters, reps=s.reps)
-            plans[cfg.name] = (call, p)
         # re-time the fastest few, interleaved, to decide the winner on fresh samples
-        ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_us"])[: self.retime_top]
-        if len(ok) > 1:
-            again = timing.retime({r["config"]: plans[r["config"]] for r in ok}, self.reps)
-            for r in ok:
-                r["retime_us"] = again.get(r["config"], math.nan)
+        tp.retime_fastest(rows, self.retime_top)
         del t
         return rows
 

@@ -110,3 +110,35 @@ def retime(calls: dict[str, tuple[BatchCall, Plan]], rounds: int) -> dict[str, f
             if st == 0:
                 samples[name].extend(us)
     return {n: statistics.median(v) for n, v in samples.items() if v}
+
+
+class Problem:
+    """The timing of one problem's configs, in the method's order: :meth:`first_pass` for each
+    config as it is checked (the plan depends on the fastest sizing launch so far), then
+    :meth:`retime_fastest` once.  Rows are the collector's dicts; only timing fields are written."""
+
+    def __init__(self, target_ms: float, reps: int, warmup: int | None = None) -> None:
+        self.target_ms, self.reps, self.warmup = target_ms, reps, warmup
+        self.best_ms = math.inf
+        self.plans: dict[str, tuple[BatchCall, Plan]] = {}
+
+    def first_pass(self, row: dict, call: BatchCall, one_launch_ms: float) -> int:
+        """Time ``row["config"]`` (sizing launch ``one_launch_ms``) into ``row``; the call's status."""
+        p = plan(one_launch_ms, self.best_ms, self.target_ms, self.reps, self.warmup)
+        self.best_ms = min(self.best_ms, one_launch_ms)
+        st, us = timed(call, p)
+        if st != 0:
+            return st
+        s = stats(us)
+        row.update(time_us=s.time_us, time_p20_us=s.time_p20_us, time_p80_us=s.time_p80_us,
+                   time_min_us=s.time_min_us, iters=p.iters, reps=s.reps)
+        self.plans[row["config"]] = (call, p)
+        return 0
+
+    def retime_fastest(self, rows: list[dict], top: int) -> None:
+        """Re-time the ``top`` fastest timed rows, interleaved (:func:`retime`), into ``retime_us``."""
+        ok = sorted((r for r in rows if r["config"] in self.plans), key=lambda r: r["time_us"])[:top]
+        if len(ok) > 1:
+            again = retime({r["config"]: self.plans[r["config"]] for r in ok}, self.reps)
+            for r in ok:
+                r["retime_us"] = again.get(r["config"], math.nan)

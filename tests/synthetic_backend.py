@@ -61,8 +61,8 @@ class SyntheticBackend:
         if prob.key == os.environ.get("SYNTHETIC_CRASH_KEY"):
             os._exit(17)  # like a process killed by a sticky CUDA error
         rng = random.Random(zlib.crc32(f"{self.seed}/{prob.key}".encode()))
-        rows, plans = [], {}
-        best_ms = math.inf
+        rows: list[dict[str, Any]] = []
+        tp = timing.Problem(self.target_ms, self.reps)
         for cfg in configs:
             status = "cannot_implement" if (cfg.split_k_slices > 1 and prob.C * prob.R * prob.S < 64) else "ok"
             row = {"config": cfg.name, "kernel": cfg.kernel_name, "status": status,
@@ -75,17 +75,6 @@ class SyntheticBackend:
                 continue
             t = true_time_us(prob, cfg)
             one_ms = (t + self.start_us) / 1000  # the sizing launch is a first batch too
-            p = timing.plan(one_ms, best_ms, self.target_ms, self.reps)
-            best_ms = min(best_ms, one_ms)
-            call = self._call(t, rng)
-            _, us = timing.timed(call, p)
-            s = timing.stats(us)
-            row.update(time_us=s.time_us, time_p20_us=s.time_p20_us, time_p80_us=s.time_p80_us,
-                       time_min_us=s.time_min_us, iters=p.iters, reps=s.reps)
-            plans[cfg.name] = (call, p)
-        ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["time_us"])[: self.retime_top]
-        if len(ok) > 1:
-            again = timing.retime({r["config"]: plans[r["config"]] for r in ok}, self.reps)
-            for r in ok:
-                r["retime_us"] = again[r["config"]]
+            tp.first_pass(row, self._call(t, rng), one_ms)
+        tp.retime_fastest(rows, self.retime_top)
         return rows
