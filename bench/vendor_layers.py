@@ -1,0 +1,176 @@
+"""Layer by layer against cuDNN: every distinct fp16 conv layer of the network catalog, timed as
+CUDA-graph replays in one run: cuDNN (``cudnn.benchmark``), each dispatcher variant end to end
+(``torch.ops.predictor.conv2d``: selection in C++ + the picked kernel) and, optionally, given
+configs per layer (e.g. the leave-one-network-out picks of ``python -m predictor.lono``, through
+the collector's kernel libraries).
+
+    python bench/vendor_layers.py --library export/.../h200_dispatch_sm_90a.so --family f16nhwc90 \\
+        [--picks reports/lono/.../layers.csv --picks-kind repick --build-dir .dev/build] \\
+        [--shard 0/2] --out bench/vendor_layers/h200
+
+Writes ``<out>.csv`` (one row per layer: ``cudnn_us``, ``<variant>_us``, ``<variant>_err``) and
+``<out>.md`` (geomean cuDNN time / ours per variant, all layers and > 8 GFLOP apart; command, GPU,
+date).  Outputs are compared with cuDNN's (relative L2; fp16 tolerance 2e-2).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import logging
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from predictor import torch_conv  # noqa: E402
+from predictor.features import ConvProblem  # noqa: E402
+from predictor.gpu_eval import graph_time_us  # noqa: E402
+from predictor.schema import SHAPE_COLUMNS  # noqa: E402
+
+_LOG = logging.getLogger("bench.vendor_layers")
+TOLERANCE = 2e-2
+BIG_GFLOP = 8.0
+
+
+def catalog_layers(batches: list[int] | None) -> pd.DataFrame:
+    """Distinct problems of the network catalog (``predictor/data/networks``) with their networks."""
+    frames = []
+    for f in sorted((ROOT / "predictor" / "data" / "networks").glob("*.csv")):
+        d = pd.read_csv(f, comment="#")
+        d["network"] = f.stem
+        frames.append(d)
+    d = pd.concat(frames, ignore_index=True)
+    d = d[(d["C"] % 8 == 0) & (d["K"] % 8 == 0)]
+    if batches:
+        d = d[d["N"].isin(batches)]
+    d["shape_key"] = [ConvProblem(*(int(r[c]) for c in SHAPE_COLUMNS)).key for r in d.to_dict("records")]
+    nets = d.groupby("shape_key")["network"].agg(lambda s: " ".join(sorted(set(s))))
+    d = d.drop_duplicates("shape_key").set_index("shape_key")
+    d["networks"] = nets
+    return d.reset_index()[["shape_key", *SHAPE_COLUMNS, "networks"]]
+
+
+def _err(out: Any, ref: Any) -> float:
+    return float((out.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30))
+
+
+def measure(p: ConvProblem, families: list[str], picks: dict[str, str], backend: Any) -> dict[str, Any]:
+    import torch
+    import torch.nn.functional as F
+
+    x = torch.randn(p.N, p.C, p.H, p.W, device="cuda", dtype=torch.float16).contiguous(memory_format=torch.channels_last)
+    w = (torch.randn(p.K, p.C, p.R, p.S, device="cuda", dtype=torch.float16) / math.sqrt(p.C * p.R * p.S)
+         ).contiguous(memory_format=torch.channels_last)
+    rec: dict[str, Any] = {"gflop": p.flops / 1e9}
+    fn = lambda: F.conv2d(x, w, stride=p.stride, padding=p.pad, dilation=p.dilation)  # noqa: E731
+    ref = fn()
+    rec["cudnn_us"] = graph_time_us(fn)
+    for fam in families:
+        op = lambda fam=fam: torch.ops.predictor.conv2d(x, w, p.stride, p.pad, p.dilation, fam, 132)  # noqa: E731
+        try:
+            rec[f"{fam}_err"] = _err(op(), ref)
+            rec[f"{fam}_us"] = graph_time_us(op)
+        except RuntimeError as exc:
+            _LOG.warning("%s %s: %s", p.key, fam, exc)
+            rec[f"{fam}_us"], rec[f"{fam}_err"] = math.nan, math.nan
+    if backend is not None and p.key in picks:
+        from predictor.config import KernelConfig
+        from predictor.gpu_eval import graph_config_us
+
+        cfg = KernelConfig.from_name(picks[p.key])
+        t = backend._tensors(p, cfg.family)
+        rec["lono_pick"] = cfg.name
+        rec["lono_pick_us"], rec["lono_pick_verified"] = graph_config_us(backend, cfg, p, t)
+        del t
+    return rec
+
+
+def summary(d: pd.DataFrame, variants: list[str]) -> list[str]:
+    lines = ["| variant | layers | cuDNN / ours (geomean) | ours faster on | > 8 GFLOP: layers | cuDNN / ours |",
+             "|---|---|---|---|---|---|"]
+    for v in variants:
+        col = f"{v}_us"
+        if col not in d:
+            continue
+        r = (d["cudnn_us"] / d[col]).replace([np.inf, -np.inf], np.nan)
+        ok = r.notna()
+        big = ok & (d["gflop"] > BIG_GFLOP)
+        gm = lambda s: float(np.exp(np.log(s).mean())) if len(s) else math.nan  # noqa: E731
+        lines.append(f"| {v} | {int(ok.sum())} | {gm(r[ok]):.3f} | {100 * float((r[ok] > 1).mean()):.0f}% | "
+                     f"{int(big.sum())} | {gm(r[big]):.3f} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--library", action="append", default=[], help="built dispatcher (.so; repeatable)")
+    p.add_argument("--family", action="append", default=[], help="dispatcher family/choice to time (repeatable)")
+    p.add_argument("--picks", default=None, help="CSV with shape_key and pick columns (a predictor.lono layers.csv)")
+    p.add_argument("--picks-kind", default=None, help="keep the picks CSV's rows of this kind")
+    p.add_argument("--build-dir", default="build", help="collector kernel libraries (for --picks)")
+    p.add_argument("--batches", default=None, help="only these batch sizes, e.g. 1,8,32")
+    p.add_argument("--shard", default="0/1", help="i/n: every n-th layer from the i-th")
+    p.add_argument("--limit", type=int, default=0, help="at most this many layers (0: all)")
+    p.add_argument("--out", required=True, help="writes <out>.csv and <out>.md")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    import torch
+
+    torch.backends.cudnn.benchmark = True
+    for lib in args.library:
+        torch_conv.load(lib)
+    layers = catalog_layers([int(b) for b in args.batches.split(",")] if args.batches else None)
+    i, n = (int(v) for v in args.shard.split("/"))
+    layers = layers.iloc[i::n]
+    if args.limit:
+        layers = layers.iloc[:args.limit]
+    picks: dict[str, str] = {}
+    backend = None
+    if args.picks:
+        pk = pd.read_csv(args.picks)
+        if args.picks_kind:
+            pk = pk[pk["kind"] == args.picks_kind]
+        picks = dict(zip(pk["shape_key"], pk["pick"]))
+        from predictor.config import KernelConfig
+        from predictor.cuda_backend import CudaBackend
+
+        backend = CudaBackend(build_dir=args.build_dir, reps=5, retime_top=1)
+        backend.prepare(sorted({KernelConfig.from_name(c) for c in picks.values()}, key=lambda c: c.name))
+    from predictor.cuda_backend import warm_up
+
+    warm_up(1.0)
+    recs = []
+    for k, row in enumerate(layers.to_dict("records")):
+        prob = ConvProblem(*(int(row[c]) for c in SHAPE_COLUMNS))
+        rec = {**row, **measure(prob, args.family, picks, backend)}
+        recs.append(rec)
+        if k % 50 == 0:
+            _LOG.info("%d/%d %s cudnn %.1f us", k, len(layers), prob.key, rec["cudnn_us"])
+        torch.cuda.empty_cache()
+    d = pd.DataFrame(recs)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    d.to_csv(out.with_suffix(".csv"), index=False)
+    variants = list(args.family) + (["lono_pick"] if args.picks else [])
+    command = "python bench/vendor_layers.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    text = "\n".join(["# Layer by layer: our kernels vs cuDNN (fp16 NHWC)", "", f"- command: `{command}`",
+                      f"- GPU: {torch.cuda.get_device_name()}", f"- date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
+                      f"- layers: {len(d)} distinct fp16 catalog problems (C, K multiples of 8)",
+                      "- all CUDA-graph replays in one run; > 1 means our kernel is faster", "",
+                      *summary(d, variants)]) + "\n"
+    out.with_suffix(".md").write_text(text)
+    print(text)
+    bad = [f for f in args.family if (d[f"{f}_err"] > TOLERANCE).any()]
+    if bad:
+        _LOG.error("outputs outside tolerance for %s", bad)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
