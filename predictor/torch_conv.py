@@ -38,6 +38,7 @@ OP_NAME = "predictor::conv2d"
 _DISPATCHERS: dict[str, Any] = {}
 _WORKSPACE: dict[tuple[str, tuple[int, ...], int], int] = {}
 _OP: Any = None
+_SCHEMA = "(Tensor x, Tensor w, int stride, int pad, int dilation, str family, int sms) -> Tensor"
 
 #: Dispatcher status codes (``predictor.dispatcher``'s C ABI) and what they mean.
 STATUS = {0: "ok", -1: "invalid shape", -2: "shape the family cannot run", -3: "no portfolio kernel can implement it",
@@ -70,7 +71,8 @@ def _define_op() -> Any:
     if _OP is not None:
         return _OP
 
-    @torch.library.custom_op(OP_NAME, mutates_args=())
+    # explicit schema: this module's annotations are strings (``from __future__ import annotations``)
+    @torch.library.custom_op(OP_NAME, mutates_args=(), schema=_SCHEMA)
     def conv2d(x: torch.Tensor, w: torch.Tensor, stride: int, pad: int, dilation: int, family: str,
                sms: int) -> torch.Tensor:
         p = problem(x.shape, w.shape, stride, pad, dilation)
