@@ -216,7 +216,12 @@ def convert(module: Any, family: str = "f16nhwc", sms: int = DEFAULT_SMS,
         raise ValueError(f"no dispatcher loaded for family {family!r} (loaded: {loaded_families()})")
     shapes: dict[str, tuple[int, ...]] = {}
     if example_input is not None:
-        hooks = [m.register_forward_hook(lambda m, i, o, name=name: shapes.setdefault(name, tuple(i[0].shape)))
+        def record(name: str) -> Any:
+            def hook(mod: Any, inputs: Any, output: Any) -> None:  # returns None: the output stays
+                shapes.setdefault(name, tuple(inputs[0].shape))
+            return hook
+
+        hooks = [m.register_forward_hook(record(name))
                  for name, m in module.named_modules() if isinstance(m, torch.nn.Conv2d)]
         try:
             with torch.no_grad():
