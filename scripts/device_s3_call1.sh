@@ -4,7 +4,7 @@
 # export/dispatch_sm90 -> sm_90a) and .whl/ (nvidia-cutlass).
 # GPU 0: the PyTorch custom op's GPU test, then whole networks (ResNet-50, YOLOv8m-like, U-Net;
 #        N = 1, 8, 32) through the shipped SM80 (f16nhwc) and SM90 (f16nhwc90) dispatchers vs cuDNN.
-# GPU 1: a quarter of the catalog's fp16 layers, layer by layer, the same two dispatchers vs cuDNN.
+# GPU 1: every distinct fp16 catalog layer, layer by layer, the same two dispatchers vs cuDNN.
 set -euo pipefail
 out=${1:?OUTDIR}
 source scripts/device_env.sh
@@ -22,7 +22,7 @@ g0=$!
 (
   set -e
   CUDA_VISIBLE_DEVICES=1 timeout 330 python3 bench/vendor_layers.py --library $L80 --library $L90 --family f16nhwc --family f16nhwc90 \
-    --shard 0/4 --out "$out/vendor_layers" > /tmp/logs/vendor_layers.log 2>&1 || true
+    --out "$out/vendor_layers" > /tmp/logs/vendor_layers.log 2>&1 || true
 ) &
 g1=$!
 wait $g0; wait $g1
