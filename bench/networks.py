@@ -45,7 +45,13 @@ def build_net(name: str) -> Any:
         assert spec.loader is not None
         sys.modules[spec.name] = mod
         spec.loader.exec_module(mod)
-        return mod._custom_module(name)
+        net = mod._custom_module(name)
+        if any(t.is_meta for t in net.parameters()):  # the catalog builds them on the meta device
+            net = net.to_empty(device="cpu")
+            for m in net.modules():
+                if hasattr(m, "reset_parameters"):
+                    m.reset_parameters()
+        return net
     import torchvision
 
     return getattr(torchvision.models, name)(weights=None)
