@@ -30,7 +30,7 @@ import pandas as pd
 
 from . import emit, timing
 from .backend import Backend
-from .cli import require, run_main
+from .cli import TIMED_LOG_FORMAT, require, run_main
 from .config import Family, KernelConfig
 from .schema import (SHAPE_COLUMNS, Row, merge_frames, read_metadata, read_sweep, rows_frame, validate_frame,
                      write_sweep)
@@ -482,7 +482,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if argv and argv[0] == "merge":
         mp = argparse.ArgumentParser(prog="python -m predictor.collect merge",
                                      description="Combine sweep shards/parts into one parquet file.")
@@ -501,7 +500,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; unusable input (or a missing extra) ends in one line on stderr (exit 2)."""
-    return run_main("predictor.collect", _main, argv)
+    return run_main("predictor.collect", _main, argv, TIMED_LOG_FORMAT)
 
 
 if __name__ == "__main__":

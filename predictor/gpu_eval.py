@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .cli import display_path, refuse_overwrite, require, run_main
+from .cli import TIMED_LOG_FORMAT, display_path, refuse_overwrite, require, run_main
 from .config import SEED_CONFIG, Family, KernelConfig
 from .features import ConvProblem
 from .portfolio import effective_times
@@ -409,7 +409,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.summarize:
         print(fair_summary(pd.read_csv(args.summarize)))
         return 0
@@ -427,7 +426,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; unusable input (or a missing extra) ends in one line on stderr (exit 2)."""
-    return run_main("predictor.gpu_eval", _main, argv)
+    return run_main("predictor.gpu_eval", _main, argv, TIMED_LOG_FORMAT)
 
 
 if __name__ == "__main__":
