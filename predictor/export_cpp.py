@@ -156,9 +156,7 @@ def family_code(ir: TreeIR, model_sha: str | None = None) -> str:
     cm = FAMILY_SPECS[fam].channel_multiple
     cfgs = [KernelConfig.from_name(n) for n in ir.classes]
     smem = meta.get("smem_bytes", {})
-    sm87 = meta.get("sm87_ok", {})
-    rows = "\n".join(_config_row(c, int(smem.get(c.name, -1)),
-                                  bool(sm87.get(c.name, False)) and c.spec.supports("sm_87"))
+    rows = "\n".join(_config_row(c, int(smem.get(c.name, -1)), c.fits("sm_87", int(smem.get(c.name, -1))))
                      for c in cfgs)
     hp = meta.get("hyperparameters", {})
     params = ", ".join(f"std::int64_t {a}" if a != "sms" else f"std::int64_t sms = INT64_C({sms})" for a in ARGS)

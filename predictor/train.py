@@ -60,7 +60,9 @@ from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.tr
     fit_model, training_set,
 )
 from .portfolio import ShapeTable, TrainError, best_single, eligible_rows, family_table, metrics, picked_times
+from .portfolio import configs_fit, measured_smem
 from .schema import file_sha256, read_metadata, read_sweep
+from .targets import TARGETS
 from .tree_ir import Leaf, TreeIR
 
 _LOG = logging.getLogger(__name__)
@@ -180,10 +182,8 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
     fitted = fit_model(train_t, X, kind, cv.chosen, seed)
     clf = fitted.model
     names = list(fitted.classes)
-    smem = (fam_rows[fam_rows["config"].isin(names)].groupby("config")["smem_bytes"]
-            .agg(lambda s: int(s[s > 0].max()) if (s > 0).any() else -1))
-    sm87 = fam_rows[fam_rows["config"].isin(names)].groupby("config")["sm87_ok"].agg(
-        lambda s: bool(s.fillna(False).astype(bool).all()))
+    smem = measured_smem(fam_rows[fam_rows["config"].isin(names)])
+    sm87 = configs_fit(smem, "sm_87")  # the header's sm87_ok, judged from the measured shared memory
     slug = slug_override or target_slug(gpu, target)
 
     def evaluate(t: ShapeTable, Xs: np.ndarray, ir: TreeIR) -> dict[str, Any]:
@@ -328,9 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the cross-validation folds and the trees")
     p.add_argument("--holdout-sources", nargs="*", default=[], metavar="PREFIX",
                    help="shapes whose source starts with one of these are held out (default: net:)")
-    p.add_argument("--target", choices=["sm_87"], default=None,
-                   help="restrict to configs that run on this arch (sm_87: sm87_ok == True); "
-                        "default: all configs of the sweep's GPU")
+    p.add_argument("--target", choices=list(TARGETS), default=None,
+                   help="restrict to configs that run on this arch (predictor.targets: its family runs there and "
+                        "its measured shared memory fits a block); default: all configs of the sweep's GPU")
     p.add_argument("--folds", type=int, default=5, help="GroupKFold splits")
     p.add_argument("--cv-tolerance", type=float, default=0.0,
                    help="prefer the smallest model within this much CV geomean of the best (0: the best; "
