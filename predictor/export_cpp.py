@@ -14,7 +14,9 @@ One header per GPU (model slug), e.g. ``export/h200_conv_heuristics.hpp`` with n
 * ``name_F(int)`` and ``config_F(int)``: the name / table row of an index (``nullptr`` otherwise).
 
 Features are computed by :func:`predictor.features.cpp_feature_code` and compared with the exact
-integer thresholds of :mod:`predictor.tree_ir`, so the header selects exactly what the Python
+integer thresholds of :mod:`predictor.tree_ir` (:func:`predictor.codegen.cpp_tree`); the result
+codes and the enums are written from :class:`predictor.codegen.ResultCode` and the enums of
+:mod:`predictor.config`, so the header selects exactly what the Python
 selector and the scikit-learn model select.  The header is a function of every model of the slug
 in the models folder (nothing else: no date, no command line), so regenerating it after training
 some families keeps the others.
@@ -34,7 +36,7 @@ from .cli import display_path, run_main
 from .codegen import ResultCode, cpp_enum, cpp_result_codes, cpp_tree
 from .config import (FAMILY_SPECS, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm, KernelConfig,
                      KernelSchedule, SplitKMode, StrideSupport, Swizzle)
-from .features import ARGS, FEATURE_NAMES, LIMITS, cpp_feature_code, cpp_validation_code
+from .features import ARGS, CHANNEL_ARGS, FEATURE_NAMES, LIMITS, cpp_feature_code, cpp_validation_code
 from .schema import file_sha256
 from .tree_ir import TreeIR
 
@@ -167,7 +169,7 @@ inline constexpr KernelConfig kConfigs_{f}[kNumConfigs_{f}] = {{
 /// (C or K not a multiple of {cm}).  Defined for every int64 input; usable in constant expressions.
 constexpr int select_{f}({params}) noexcept {{
 {cpp_validation_code("  ", INVALID_SHAPE.cpp_name)}
-  if (C % INT64_C({cm}) != 0 || K % INT64_C({cm}) != 0) return {UNSUPPORTED_SHAPE.cpp_name};
+  if ({" || ".join(f"{a} % INT64_C({cm}) != 0" for a in CHANNEL_ARGS)}) return {UNSUPPORTED_SHAPE.cpp_name};
 {cpp_feature_code("  ")}
 {unused}
 {chr(10).join(cpp_tree(ir, "  "))}

@@ -1,10 +1,12 @@
-"""Generate a plain Python selection function from a tree IR (m2cgen style).
+"""Generate a plain Python selection function from a tree IR (with :mod:`predictor.codegen`).
 
 The generated function takes the eleven problem arguments (``predictor.features.ARGS``) and
-returns an index into ``ir.classes``, or ``-1`` where :func:`predictor.features.validate` would
-raise (the caller then calls ``validate`` for the error message), or ``-2`` where C or K is not a
-multiple of the family's channel multiple.  Features come from the same expressions as
-:mod:`predictor.features` (each only where a path of the tree first needs it; ``cdiv`` is inlined) and the
+returns an index into ``ir.classes``, or :data:`INVALID` (-1) where
+:func:`predictor.features.validate` would raise (the caller then calls ``validate`` for the error
+message), or :data:`UNSUPPORTED` (-2) where C or K is not a multiple of the family's channel
+multiple (:class:`predictor.codegen.ResultCode`).  Features come from the same expressions as
+:mod:`predictor.features`, translated by :class:`predictor.codegen.PythonExpr` (each only where a
+path of the tree first needs it: :func:`predictor.codegen.python_tree`; ``cdiv`` is inlined) and the
 tree compares integers with the exact thresholds of :mod:`predictor.tree_ir`, so it agrees with
 ``features.compute`` + ``TreeIR.predict`` (and with the C++ header) on every input.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .codegen import PythonExpr, ResultCode, names_in, python_tree
-from .features import ARGS, DERIVED, FEATURES, LIMITS, OUTPUT_EXTENTS
+from .features import ARGS, CHANNEL_ARGS, DERIVED, FEATURES, LIMITS, OUTPUT_EXTENTS
 from .tree_ir import TreeIR
 
 #: The generated function's results for an invalid / unsupported shape (:class:`~predictor.codegen.ResultCode`).
@@ -42,7 +44,7 @@ def python_source(ir: TreeIR, channel_multiple: int, func_name: str = "_select")
         *(f"    {out} = {py(derived[out])}" for out in extents),
         f"    if {' or '.join(f'{out} < 1' for out in extents)}:",
         f"        return {int(INVALID)}",
-        f"    if C % {channel_multiple} or K % {channel_multiple}:",
+        f"    if {' or '.join(f'{a} % {channel_multiple}' for a in CHANNEL_ARGS)}:",
         f"        return {int(UNSUPPORTED)}",
         *(f"    {name} = {py(expr)}" for name, expr in DERIVED if name in needed and name not in extents),
     ]

@@ -29,6 +29,9 @@ LIMITS: dict[str, tuple[int, int]] = {
     "stride": (1, 1 << 10), "pad": (0, 1 << 10), "dilation": (1, 1 << 10), "sms": (1, 1 << 12),
 }
 
+#: Arguments that must be multiples of the family's channel multiple (else the shape is unsupported).
+CHANNEL_ARGS: tuple[str, ...] = ("C", "K")
+
 #: The output extents, written once for both spatial dimensions: output ``P`` (``Q``) of input
 #: extent ``H`` (``W``) under filter extent ``R`` (``S``), and the word the error messages use.
 OUTPUT_EXTENTS: tuple[tuple[str, str, str, str], ...] = (("P", "H", "R", "height"), ("Q", "W", "S", "width"))
@@ -125,8 +128,9 @@ class ConvProblem:
 
 def same_pad(R: int, dilation: int = 1) -> int:
     """"Same" padding: the pad that makes the span of :data:`SPANS` ``H - 1``, so P == H at stride 1
-    for an odd filter."""
-    return dilation * (R - 1) // 2
+    for an odd filter.  ``dilation * (R - 1) // 2``, for integers only (a float raises ``TypeError``
+    instead of making a float pad)."""
+    return dilation * (R - 1) >> 1
 
 
 def _compile_features() -> Callable[..., tuple[int, ...]]:

@@ -37,7 +37,7 @@ from typing import Any, Callable
 from .config import FAMILY_SPECS, Family, KernelConfig
 from .codegen import ResultCode
 from .export_py import compile_selector
-from .features import FEATURE_NAMES, same_pad, validate
+from .features import CHANNEL_ARGS, FEATURE_NAMES, same_pad, validate
 from .resources import models_dir
 from .tree_ir import TreeIR
 
@@ -195,8 +195,10 @@ def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: in
     elif type(sms) is int and not m.sms_range[0] <= sms <= m.sms_range[1]:
         _sms_error(m, sms)
     if pad is None:
-        fast = type(R) is int and type(dilation) is int and R == S
-        pad = same_pad(R, dilation) if fast else _same_pad(R, S, dilation)
+        try:
+            pad = same_pad(R, dilation) if R == S else _same_pad(R, S, dilation)
+        except TypeError:  # not integers: validation names the argument
+            pad = _same_pad(R, S, dilation)
     i = m.fn(N, C, H, W, K, R, S, stride, pad, dilation, sms)
     if i >= 0:
         return m.selections[i]
@@ -231,7 +233,7 @@ def _slow_path(m: LoadedModel, code: int, N: Any, C: Any, H: Any, W: Any, K: Any
     if code != ResultCode.UNSUPPORTED_SHAPE:  # pragma: no cover - validate() and the generated checks agree
         raise AssertionError(f"generated selector returned {code} for valid arguments {args}")
     cm = FAMILY_SPECS[m.family].channel_multiple
-    bad = [a for a in ("C", "K") if args[a] % cm]
+    bad = [a for a in CHANNEL_ARGS if args[a] % cm]
     if on_unsupported != "pad":
         if on_unsupported != "raise":
             raise ValueError(f"on_unsupported must be 'raise' or 'pad', got {on_unsupported!r}")
