@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import ast
 import enum
-from typing import Callable, Iterable, Mapping, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Union
 
-from .tree_ir import Leaf, Split, TreeIR
+if TYPE_CHECKING:  # pragma: no cover - the printers import it when called (features needs no numpy)
+    from .tree_ir import TreeIR
 
 Expr = Union[str, ast.expr]
 
@@ -184,6 +185,8 @@ def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapp
 
     A feature in ``at_hand`` is read from the variable named there; any other is computed as
     ``f_<name> = <exprs[name]>`` (Python source) where a path of the tree first needs it."""
+    from .tree_ir import Leaf, Split
+
     index = {c: i for i, c in enumerate(ir.classes)}
     lines: list[str] = []
 
@@ -211,6 +214,8 @@ def cpp_tree(ir: TreeIR, indent: str, var: Callable[[str], str] = "f_{}".format,
              literal: str = "INT64_C({})") -> list[str]:
     """C++ statements returning the index into ``ir.classes`` of the prediction (each leaf's label
     in a comment); feature ``name`` is read from the variable ``var(name)``."""
+    from .tree_ir import Leaf, Split
+
     index = {c: i for i, c in enumerate(ir.classes)}
     lines: list[str] = []
 

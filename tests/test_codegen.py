@@ -161,3 +161,13 @@ def test_cpp_enums_are_the_python_enums() -> None:
         line = next(ln for ln in _ENUMS.splitlines() if ln.startswith(f"enum class {e.__name__} "))
         assert [m.strip().split(" ")[0] for m in line.split("{")[1].split("}")[0].split(",")] == \
             [f"k{m.name}" for m in e]
+
+
+def test_features_and_codegen_import_without_numpy() -> None:
+    """The expression language needs no numpy (the tree printers import the IR when called)."""
+    import sys
+
+    code = "import sys, predictor.features, predictor.codegen; assert 'numpy' not in sys.modules, 'numpy'"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert res.returncode == 0, res.stderr
