@@ -3,7 +3,8 @@
 * The expression language of :mod:`predictor.features` (Python syntax restricted to integer
   ``+ - * // %``, ``cdiv``, ``min``, ``max``, names and integer literals): :func:`parse` checks an
   expression, :func:`expand` substitutes named definitions into it, and the translators
-  :class:`PythonExpr` and :class:`CppExpr` write it in either language.
+  :class:`PythonExpr` and :class:`CppExpr` write it in either language (:func:`cpp_helpers`:
+  the C++ functions its calls become).
 * Tree printers :func:`python_tree` and :func:`cpp_tree`: the statements of a
   :class:`~predictor.tree_ir.TreeIR` (integer features compared with exact integer thresholds).
 * :class:`ResultCode`, the negative results of every generated selector and of the dispatcher,
@@ -27,6 +28,10 @@ Expr = Union[str, ast.expr]
 
 #: Functions of the expression language, with their number of arguments.
 CALLS: dict[str, int] = {"cdiv": 2, "min": 2, "max": 2}
+#: The C++ helper functions of the calls: name and body over ``std::int64_t a, b``.
+CPP_FUNCTIONS: dict[str, tuple[str, str]] = {
+    "cdiv": ("pk_cdiv", "(a + b - 1) / b"), "min": ("pk_min", "a < b ? a : b"), "max": ("pk_max", "a < b ? b : a"),
+}
 _BINOPS: dict[type, tuple[str, str, int]] = {  # node type -> Python operator, C++ operator, precedence
     ast.Add: ("+", "+", 1), ast.Sub: ("-", "-", 1),
     ast.Mult: ("*", "*", 2), ast.FloorDiv: ("//", "/", 2), ast.Mod: ("%", "%", 2),
@@ -140,7 +145,8 @@ class CppExpr:
 
     ``names`` renames variables (e.g. ``{"H": "s[2]"}``); ``literal`` formats integer literals;
     ``parens="all"`` parenthesises every operation, ``"needed"`` only where C++ precedence
-    requires it; ``cdiv``, ``min`` and ``max`` call the helpers of ``functions``."""
+    requires it; ``cdiv``, ``min`` and ``max`` call the helpers of ``functions`` (default: those of
+    :func:`cpp_helpers`)."""
 
     def __init__(self, names: Mapping[str, str] | None = None, literal: str = "INT64_C({})",
                  parens: str = "all", functions: Mapping[str, str] | None = None) -> None:
@@ -149,7 +155,7 @@ class CppExpr:
         self.names = dict(names or {})
         self.literal = literal
         self.parens = parens
-        self.functions = dict(functions or {"cdiv": "pk_cdiv", "min": "pk_min", "max": "pk_max"})
+        self.functions = dict(functions or {call: fn for call, (fn, _) in CPP_FUNCTIONS.items()})
 
     def __call__(self, expr: Expr) -> str:
         return self._text(parse(expr))
@@ -177,6 +183,12 @@ class CppExpr:
 
 def _precedence(node: ast.expr) -> int:
     return _BINOPS[type(node.op)][2] if isinstance(node, ast.BinOp) else 3
+
+
+def cpp_helpers() -> str:
+    """Definitions of the ``constexpr`` helper functions :class:`CppExpr` calls by default."""
+    return "".join(f"constexpr std::int64_t {fn}(std::int64_t a, std::int64_t b) noexcept {{ return {body}; }}\n"
+                   for fn, body in CPP_FUNCTIONS.values())
 
 
 # --------------------------------------------------------------------------- tree printers
@@ -252,5 +264,5 @@ def cpp_result_codes(codes: Iterable[ResultCode], what: str) -> str:
                      for c in codes)
 
 
-__all__ = ["ResultCode", "CALLS", "parse", "names_in", "expand", "PythonExpr", "CppExpr", "python_tree", "cpp_tree",
-           "cpp_enum", "cpp_result_codes"]
+__all__ = ["ResultCode", "CALLS", "CPP_FUNCTIONS", "parse", "names_in", "expand", "PythonExpr", "CppExpr", "cpp_helpers",
+           "python_tree", "cpp_tree", "cpp_enum", "cpp_result_codes"]

@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .cli import display_path, run_main
+from .codegen import ResultCode
 from .config import Family, KernelConfig
 from .emit import ARCH_GENCODE, ARCH_SPECIFIC_GENCODE, cutlass_root, gencode, kernel_source, nvcc_path
-from .codegen import ResultCode
 from .export_cpp import header_path, load_models, namespace_name
 from .features import ARGS, cpp_output_extents
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .cli import display_path, run_main
-from .codegen import ResultCode, cpp_enum, cpp_result_codes, cpp_tree
+from .codegen import ResultCode, cpp_enum, cpp_helpers, cpp_result_codes, cpp_tree
 from .config import (FAMILY_SPECS, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm, KernelConfig,
                      KernelSchedule, SplitKMode, StrideSupport, Swizzle)
 from .features import ARGS, CHANNEL_ARGS, FEATURE_NAMES, LIMITS, cpp_feature_code, cpp_validation_code
@@ -78,12 +78,7 @@ struct KernelConfig {
 };
 """
 
-_HELPERS = """\
-// Integer helpers used by the feature code (arguments are positive after validation).
-constexpr std::int64_t pk_cdiv(std::int64_t a, std::int64_t b) noexcept { return (a + b - 1) / b; }
-constexpr std::int64_t pk_min(std::int64_t a, std::int64_t b) noexcept { return a < b ? a : b; }
-constexpr std::int64_t pk_max(std::int64_t a, std::int64_t b) noexcept { return a < b ? b : a; }
-"""
+_HELPERS = "// Integer helpers used by the feature code (arguments are positive after validation).\n" + cpp_helpers()
 
 
 def namespace_name(slug: str) -> str:

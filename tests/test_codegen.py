@@ -40,8 +40,8 @@ def _python_value(expr: str, env: dict[str, int]) -> int:
 
 @pytest.mark.skipif(GXX is None, reason="g++ not found")
 def test_translators_agree_with_python_in_cpp(tmp_path: Path) -> None:
-    """Python (cdiv inlined) and C++ (every operation parenthesised, and only the needed
-    parentheses) compute the same value of 300 random expressions on non-negative inputs."""
+    """Python (cdiv inlined) and C++ (the helpers of cpp_helpers; every operation parenthesised,
+    and only the needed parentheses) compute the same value of 300 random expressions on non-negative inputs."""
     rng = random.Random(1)
     exprs, envs = [], []
     while len(exprs) < 300:
@@ -60,10 +60,7 @@ def test_translators_agree_with_python_in_cpp(tmp_path: Path) -> None:
     src.write_text(f"""\
 #include <cstdint>
 #include <cstdio>
-constexpr std::int64_t pk_cdiv(std::int64_t a, std::int64_t b) noexcept {{ return (a + b - 1) / b; }}
-constexpr std::int64_t pk_min(std::int64_t a, std::int64_t b) noexcept {{ return a < b ? a : b; }}
-constexpr std::int64_t pk_max(std::int64_t a, std::int64_t b) noexcept {{ return a < b ? b : a; }}
-int main() {{
+{codegen.cpp_helpers()}int main() {{
 {chr(10).join(body)}
   return 0;
 }}
