@@ -198,11 +198,10 @@ def run_multi_gpu(args: argparse.Namespace, argv: list[str]) -> int:
     G = len(gpus)
     if args.backend == "cuda" and not args.dry_run:  # build once, before the workers start
         from .cuda_backend import default_arch
-        from .emit import build_library
 
         arch = args.arch or default_arch()
-        for fam in _families(args, arch):
-            build_library(family_grid(fam), arch, args.build_dir, args.jobs, name=fam.value)
+        emit.build_libraries([c for fam in _families(args, arch) for c in family_grid(fam)], arch, args.build_dir,
+                             args.jobs)
     base = _strip_options(argv, {"--gpus": 1, "--shard": 1, "--out": 1, "--parts": 1})
     procs = []
     t0 = time.time()
