@@ -17,7 +17,7 @@ from predictor.baselines import GemmConfig, snap, snap_distance, wave_estimate, 
 from predictor.config import (
     EpilogueFunctor, Family, IteratorAlgorithm, KernelConfig, Swizzle,
 )
-from predictor.evaluate import METHODS, best_of, main, missing_mask, short_name
+from predictor.evaluate import METHODS, best_of, main, missing_mask, run_nvmmh, short_name
 from predictor.portfolio import ShapeTable
 
 SMS = 132
@@ -166,6 +166,14 @@ def test_nvmmh_real_worker() -> None:
     assert len(b.top1) == len(b.topk) == 2 and all(b.top1) and all(1 <= len(k) <= 4 for k in b.topk)
     assert b.model is not None and all(len(m) == len(GRID) for m in b.model)
     assert all(snap(g[0], GRID) in GRID for g in b.top1)
+
+
+def test_nvmmh_skips_families_without_a_precision(caplog: pytest.LogCaptureFixture) -> None:
+    # the SM90 families have no precision string: no baseline for them, and no subprocess at all
+    assert Family.F16_NHWC_SM90 not in baselines.NVMMH_PRECISION
+    result, error = run_nvmmh([], {"f16nhwc90": [(64, 64, 64)]}, "H200_SXM", 2)
+    assert result is None and error is not None and "f16nhwc90" in error
+    assert "no nvMatmulHeuristics precision for f16nhwc90" in caplog.text
 
 
 # --------------------------------------------------------------------------- end to end (SYNTHETIC)

@@ -29,7 +29,14 @@ def run_nvmmh(datas: Sequence[FamilyData], problems: dict[str, list[tuple[int, i
     nv_error: str | None = None
     gpu = datas[0].gpu if datas else ""
     preset = nvmmh_gpu or baselines.NVMMH_GPU_PRESETS.get(gpu)
-    if not baselines.nvmmh_available():
+    unknown = [f for f in problems if Family(f) not in baselines.NVMMH_PRECISION]
+    if unknown:
+        _LOG.warning("no nvMatmulHeuristics precision for %s (baselines.NVMMH_PRECISION): no such baseline for it",
+                     ", ".join(unknown))
+        problems = {f: p for f, p in problems.items() if f not in unknown}
+    if not problems:
+        nv_error = f"no family of the evaluation has an nvMatmulHeuristics precision ({', '.join(unknown)})"
+    elif not baselines.nvmmh_available():
         nv_error = "the `nvMatmulHeuristics` module is not installed (pip install nvidia-matmul-heuristics)"
     elif preset is None:
         nv_error = f"no nvMatmulHeuristics GPU preset for {gpu!r} (pass --nvmmh-gpu)"
