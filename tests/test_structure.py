@@ -24,7 +24,7 @@ LAYER_NAMES = (
     "data and shapes",  # 1: the sweep format, the backend contract, shape arithmetic, tree IR, code generation
     "kernels, tables and exports",  # 2: kernel emission, grids, scoring tables, fitting, exports
     "pickers and backends",  # 3: selection, baselines, the CUDA backend, the dispatcher
-    "drivers",  # 4: collector, GPU evaluation, trainer, leave-one-network-out, transfer
+    "drivers",  # 4: collector, GPU evaluation, trainer, leave-one-network-out, transfer, torch integration
     "evaluation",  # 5: the offline evaluation package
     "entry points",  # 6: the package facade and thin command entry points
 )
@@ -41,7 +41,7 @@ LAYERS: dict[str, int] = {
     # 3 pickers and backends
     "selector": 3, "baselines": 3, "cuda_backend": 3, "dispatcher": 3,
     # 4 drivers
-    "collect": 4, "gpu_eval": 4, "train": 4, "lono": 4, "transfer": 4,
+    "collect": 4, "gpu_eval": 4, "train": 4, "lono": 4, "transfer": 4, "torch_conv": 4,
     # 5 evaluation
     "evaluation": 5, "evaluation.data": 5, "evaluation.picks": 5, "evaluation.metrics": 5, "evaluation.nested": 5,
     "evaluation.plots": 5, "evaluation.report": 5, "evaluation.driver": 5, "evaluation.cli": 5,
@@ -49,8 +49,9 @@ LAYERS: dict[str, int] = {
     "evaluate": 6, "__init__": 6,
 }
 
-#: Registered for modules that issue #13's other branches add; may be absent until they are merged.
-PLANNED = frozenset({"targets", "codegen", "backend"})
+#: Registered for modules that issue #13's other branches (targets, codegen, backend) and main since
+#: this branch (torch_conv) add; may be absent until they are merged.
+PLANNED = frozenset({"targets", "codegen", "backend", "torch_conv"})
 
 
 @dataclass(frozen=True)
