@@ -49,9 +49,9 @@ LAYERS: dict[str, int] = {
     "evaluate": 6, "__init__": 6,
 }
 
-#: Registered for modules that issue #13's other branches (targets, codegen, backend) and main since
-#: this branch (torch_conv) add; may be absent until they are merged.
-PLANNED = frozenset({"targets", "codegen", "backend", "torch_conv"})
+#: Registered modules that may be absent (none: the issue #13 branches that added targets, codegen and
+#: backend are merged, and torch_conv is on main).
+PLANNED: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
