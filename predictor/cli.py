@@ -1,9 +1,11 @@
-"""What every command-line tool of the package shares: expected errors become one line on stderr.
+"""What every command-line tool of the package shares: logging to stderr, and expected errors
+become one line on stderr.
 
     def main(argv=None) -> int:
         return run_main("predictor.train", _main, argv)
 
-:func:`run_main` calls the tool's real entry point; a :class:`ValueError` (bad input, malformed
+:func:`run_main` sets up logging (:func:`setup_logging`, unless the caller configured it) and calls
+the tool's real entry point; a :class:`ValueError` (bad input, malformed
 sweep, unknown family ...), a missing file, a refused overwrite or a missing optional dependency
 (:func:`require`) is printed as ``<prog>: error: <message>`` on one line of stderr and the exit
 code is 2 (argparse's own usage errors exit with 2 as well).  ``PREDICTOR_TRACEBACK=1`` in the
@@ -12,6 +14,7 @@ environment re-raises instead, for debugging.  Anything else is a bug and keeps 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from pathlib import Path
@@ -69,8 +72,22 @@ EXPECTED_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundErro
                                                     NotADirectoryError, IsADirectoryError, MissingDependencyError)
 
 
-def run_main(prog: str, fn: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
-    """``fn(argv)``; an expected error is printed as one line ``<prog>: error: ...`` (exit code 2)."""
+#: Log record format of the command-line tools (``TIMED_LOG_FORMAT``: the long-running ones).
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+TIMED_LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
+
+
+def setup_logging(fmt: str = LOG_FORMAT, level: int = logging.INFO) -> None:
+    """Log ``level`` and above to stderr as ``fmt``; nothing changes where logging is configured
+    already (a program calling the tool, pytest)."""
+    logging.basicConfig(level=level, format=fmt)
+
+
+def run_main(prog: str, fn: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None,
+             log_format: str = LOG_FORMAT) -> int:
+    """Logging set up (:func:`setup_logging` with ``log_format``), then ``fn(argv)``; an expected
+    error is printed as one line ``<prog>: error: ...`` (exit code 2)."""
+    setup_logging(log_format)
     try:
         return fn(argv)
     except EXPECTED_ERRORS as exc:
@@ -81,5 +98,5 @@ def run_main(prog: str, fn: Callable[[Sequence[str] | None], int], argv: Sequenc
         return 2
 
 
-__all__ = ["run_main", "require", "refuse_overwrite", "display_path", "install_hint", "MissingDependencyError",
+__all__ = ["run_main", "setup_logging", "LOG_FORMAT", "TIMED_LOG_FORMAT", "require", "refuse_overwrite", "display_path", "install_hint", "MissingDependencyError",
            "OverwriteError", "EXPECTED_ERRORS"]

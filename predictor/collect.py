@@ -14,6 +14,7 @@ is lost or duplicated.  ``--shard i/n`` takes every n-th problem, for several GP
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import importlib
 import json
@@ -27,13 +28,14 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from . import emit
-from .cli import require, run_main
+from . import emit, timing
+from .backend import Backend
+from .cli import TIMED_LOG_FORMAT, require, run_main
 from .config import Family, KernelConfig
-from .schema import merge_frames, read_metadata, read_sweep, validate_frame, write_sweep
+from .schema import (SHAPE_COLUMNS, Row, merge_frames, read_metadata, read_sweep, rows_frame, validate_frame,
+                     write_sweep)
 from .shapes import DEFAULT_MAX_GFLOP, DEFAULT_MAX_MBYTES, Shape, default_shapes, fits, read_layers_csv
-from .space import family_grid, runs_on
-from .timing import TIMING_METHOD
+from .space import family_grid
 
 _LOG = logging.getLogger("predictor.collect")
 
@@ -62,8 +64,8 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
-def load_backend(spec: str, **kwargs: Any):  # type: ignore[no-untyped-def]
-    """``cuda`` or ``module:factory`` (a class or function returning a backend)."""
+def load_backend(spec: str, **kwargs: Any) -> Backend:
+    """``cuda`` or ``module:factory`` (a class or function returning a :class:`~predictor.backend.Backend`)."""
     if spec == "cuda":
         from .cuda_backend import CudaBackend
 
@@ -71,7 +73,12 @@ def load_backend(spec: str, **kwargs: Any):  # type: ignore[no-untyped-def]
     mod, _, attr = spec.partition(":")
     if not attr:
         raise ValueError(f"--backend must be 'cuda' or 'module:factory', got {spec!r}")
-    return getattr(importlib.import_module(mod), attr)(**kwargs)
+    backend = getattr(importlib.import_module(mod), attr)(**kwargs)
+    if not isinstance(backend, Backend):
+        missing = [m for m in ("name", "arch", "info", "timed_ms", "prepare", "warm_up", "measure", "close")
+                   if not hasattr(backend, m)]
+        raise ValueError(f"--backend {spec}: not a predictor.backend.Backend (missing {missing})")
+    return backend
 
 
 class PartStore:
@@ -89,14 +96,14 @@ class PartStore:
     def load(self) -> pd.DataFrame:
         return merge_frames(pd.read_parquet(p) for p in self.parts())
 
-    def write(self, rows: list[dict[str, Any]], meta: dict[str, Any]) -> Path:
+    def write(self, rows: list[Row], meta: dict[str, Any]) -> Path:
         i, n = self.shard
         while True:
             path = self.folder / f"part-s{i}of{n}-{os.getpid()}-{self._seq:05d}.parquet"
             self._seq += 1
             if not path.exists():
                 break
-        write_sweep(pd.DataFrame(rows), path, meta)
+        write_sweep(rows_frame(rows), path, meta)
         return path
 
 
@@ -120,15 +127,21 @@ class PartStore:
             m.unlink(missing_ok=True)
 
 
-def crashed_row(cfg: KernelConfig, died: int) -> dict[str, Any]:
+def crashed_row(cfg: KernelConfig, died: int) -> Row:
     """The row of a config on a problem during which the collector process died ``died`` times
     (e.g. a kernel left a sticky CUDA error): recorded, never selected, and the sweep moves on."""
-    nan = float("nan")
-    return {"config": cfg.name, "kernel": cfg.kernel_name, "status": "launch_error", "verified": False,
-            "max_abs_err": nan, "bad_frac": nan, "time_us": nan, "time_p20_us": nan, "time_p80_us": nan,
-            "time_min_us": nan, "retime_us": nan, "iters": 0, "reps": 0, "smem_bytes": -1,
-            "timing_method": TIMING_METHOD,
-            "error": f"the collector process died {died} time(s) while measuring this problem"}
+    return Row.failed(cfg.name, cfg.kernel_name, "launch_error",
+                      f"the collector process died {died} time(s) while measuring this problem")
+
+
+def placed(row: Row, cfg: KernelConfig, shape: Shape, info: dict[str, Any], gpu: str) -> Row:
+    """``row`` (a backend's measurement of ``cfg``) with its problem and device columns."""
+    prob = shape.problem
+    return dataclasses.replace(
+        row, family=cfg.family.value, shape_key=prob.key, source=shape.source,
+        **{c: getattr(prob, c) for c in SHAPE_COLUMNS},
+        sm87_ok=cfg.fits("sm_87", row.smem_bytes),  # for older readers; nothing decides from it
+        sms=int(info.get("sms", 0) or 0), gpu=str(info.get("gpu", gpu)), gpu_uuid=str(info.get("gpu_uuid", "")))
 
 
 def _done_keys(frames: list[pd.DataFrame]) -> set[tuple[str, str]]:
@@ -185,11 +198,10 @@ def run_multi_gpu(args: argparse.Namespace, argv: list[str]) -> int:
     G = len(gpus)
     if args.backend == "cuda" and not args.dry_run:  # build once, before the workers start
         from .cuda_backend import default_arch
-        from .emit import build_library
 
         arch = args.arch or default_arch()
-        for fam in _families(args, arch):
-            build_library(family_grid(fam), arch, args.build_dir, args.jobs, name=fam.value)
+        emit.build_libraries([c for fam in _families(args, arch) for c in family_grid(fam)], arch, args.build_dir,
+                             args.jobs)
     base = _strip_options(argv, {"--gpus": 1, "--shard": 1, "--out": 1, "--parts": 1})
     procs = []
     t0 = time.time()
@@ -265,7 +277,7 @@ def run_sweep(args: argparse.Namespace) -> int:
                              s.problem.key, fam.spec.channel_multiple)
             shapes = [s for s in shapes if s not in skipped]
         else:
-            count = args.shapes if args.shapes else (2000 if fam is Family.INT8_NC32HW32 else 1000)
+            count = args.shapes if args.shapes else fam.spec.default_problems
             shapes = default_shapes(fam, count, args.seed, args.max_gflop, args.max_mbytes,
                                     min_gflop=args.min_gflop)
         i, n = args.shard
@@ -295,22 +307,22 @@ def run_sweep(args: argparse.Namespace) -> int:
     t_build = time.time()
     build_stats = backend.prepare(all_cfgs) if todo else {}
     build_s = time.time() - t_build
-    info = dict(getattr(backend, "info", {}))
+    info = dict(backend.info)
     meta = {
         "command": " ".join([os.path.basename(sys.executable), "-m", "predictor.collect", *sys.argv[1:]]),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "commit": _git_commit(), "backend": args.backend, "device": info, "arch": getattr(backend, "arch", args.arch),
+        "commit": _git_commit(), "backend": args.backend, "device": info, "arch": backend.arch,
         "shard": f"{args.shard[0]}/{args.shard[1]}", "seed": args.seed, "max_gflop": args.max_gflop,
         "max_mbytes": args.max_mbytes, "min_gflop": args.min_gflop, "target_ms": args.target_ms, "reps": args.reps,
         "retime_top": args.retime_top, "l2": "warm (back-to-back launches on the same buffers)",
-        "timing_method": TIMING_METHOD if args.warmup_batches != 0 else 1, "warmup_batches": args.warmup_batches,
+        "timing_method": timing.method(args.warmup_batches), "warmup_batches": args.warmup_batches,
         "nvcc": _metadata(lambda: emit.nvcc_version(), "unknown"),
         "cutlass": _metadata(lambda: emit.cutlass_version(), "unknown"),
-        "nvcc_flags": {fam.value: _metadata(lambda fam=fam: _flags(fam, getattr(backend, "arch", args.arch)), [])
-                       for fam, _, _ in plan},
+        "nvcc_flags": {fam.value: _metadata(lambda fam=fam: _flags(fam, backend.arch), []) for fam, _, _ in plan},
     }
-    if hasattr(backend, "warm_up"):  # the GPU idles at low clocks: record them after the warm-up
-        meta["clocks_after_warm_up"] = backend.warm_up()
+    clocks = backend.warm_up()  # the GPU idles at low clocks: record them after the warm-up
+    if clocks:
+        meta["clocks_after_warm_up"] = clocks
 
     try:
         from tqdm import tqdm
@@ -318,7 +330,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         tqdm = None  # type: ignore[assignment]
     bar = tqdm(total=len(todo), desc="sweep", unit="problem", disable=tqdm is None or args.quiet) if tqdm else None
     t_sweep = time.time()
-    pending: list[dict[str, Any]] = []
+    pending: list[Row] = []
     markers: list[Path] = []
     last_flush = time.time()
     n_done = 0
@@ -339,18 +351,8 @@ def run_sweep(args: argparse.Namespace) -> int:
             rows = backend.measure(shape.problem, cfgs)
             store.mark(marker, 0)
         markers.append(marker)
-        sms = int(info.get("sms", 0) or 0)
         by_name = {c.name: c for c in cfgs}
-        for r in rows:
-            cfg = by_name[r["config"]]
-            smem = r.get("smem_bytes", -1)
-            r.update(family=fam.value, shape_key=shape.problem.key, source=shape.source,
-                     N=shape.problem.N, C=shape.problem.C, H=shape.problem.H, W=shape.problem.W,
-                     K=shape.problem.K, R=shape.problem.R, S=shape.problem.S, stride=shape.problem.stride,
-                     pad=shape.problem.pad, dilation=shape.problem.dilation,
-                     sm87_ok=runs_on(cfg, "sm_87", smem if smem and smem > 0 else None),
-                     sms=sms, gpu=str(info.get("gpu", args.backend)), gpu_uuid=str(info.get("gpu_uuid", "")))
-        pending.extend(rows)
+        pending.extend(placed(r, by_name[r.config], shape, info, args.backend) for r in rows)
         n_done += 1
         if bar is not None:
             bar.update(1)
@@ -364,7 +366,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     if bar is not None:
         bar.close()
     sweep_s = time.time() - t_sweep
-    timed_ms = float(getattr(backend, "timed_ms", 0.0))
+    timed_ms = float(backend.timed_ms)
     stats = {"problems_run": n_done, "build_seconds": round(build_s, 1), "sweep_seconds": round(sweep_s, 1),
              "timed_kernel_seconds": round(timed_ms / 1000, 1),
              "timed_share": round(timed_ms / 1000 / sweep_s, 3) if sweep_s > 0 else None, **build_stats}
@@ -383,8 +385,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     write_sweep(merged, out, meta)
     _LOG.info("wrote %s: %d rows, %d problems%s", out, len(merged), meta["problems"],
               "" if remaining == 0 else f" ({remaining} problems of this shard left: re-run to resume)")
-    if hasattr(backend, "close"):
-        backend.close()
+    backend.close()
     return 0 if not stopped_early else 3
 
 
@@ -435,8 +436,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layers", action="append", default=[], metavar="CSV",
                    help="sweep a layer list instead of the default problem set: CSV with columns "
                         "N,C,H,W,K,R,S[,stride,pad,dilation] (pad may be 'same'); repeatable")
-    p.add_argument("--shapes", type=int, default=0, help="problems per family in the default set "
-                   "(0: 2000 for i8nc32, 1000 for f16nhwc)")
+    p.add_argument("--shapes", type=int, default=0, help="problems per family in the default set (0: "
+                   + ", ".join(f"{f.spec.default_problems} for {f.value}" for f in Family) + ")")
     p.add_argument("--max-gflop", type=float, default=DEFAULT_MAX_GFLOP,
                    help="skip default-set grid/random problems above this many GFLOP (network layers have no "
                         "work bound)")
@@ -453,12 +454,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=None, help="parallel nvcc processes (default: CPU count)")
     p.add_argument("--sm-count", type=int, default=0, help="run kernels on a green-context partition of at "
                    "least this many SMs (0: whole GPU); the count obtained is recorded in every row")
-    p.add_argument("--target-ms", type=float, default=0.25, help="length of one timed batch of back-to-back launches")
-    p.add_argument("--reps", type=int, default=5, help="timed batches per (config, problem); the median is kept")
+    p.add_argument("--target-ms", type=float, default=timing.TARGET_MS,
+                   help="length of one timed batch of back-to-back launches")
+    p.add_argument("--reps", type=int, default=timing.REPS, help="timed batches per (config, problem); the median is kept")
     p.add_argument("--warmup-batches", type=int, default=None,
-                   help="batches dropped at the start of every timing call (default: predictor.timing's, 1; "
-                        "0 reproduces the earlier, biased re-timing, for comparisons)")
-    p.add_argument("--retime-top", type=int, default=3, help="re-time this many fastest configs per problem")
+                   help=f"batches dropped at the start of every timing call (default: predictor.timing's, "
+                        f"{timing.WARMUP_BATCHES}; 0 reproduces the earlier, biased re-timing, for comparisons)")
+    p.add_argument("--retime-top", type=int, default=timing.RETIME_TOP,
+                   help="re-time this many fastest configs per problem")
     p.add_argument("--seed", type=int, default=0, help="seed of the random problems and input data")
     p.add_argument("--time-limit", type=float, default=0, help="stop cleanly after this many seconds (0: none)")
     p.add_argument("--flush-seconds", type=float, default=20.0, help="save a chunk at least this often")
@@ -478,7 +481,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if argv and argv[0] == "merge":
         mp = argparse.ArgumentParser(prog="python -m predictor.collect merge",
                                      description="Combine sweep shards/parts into one parquet file.")
@@ -497,7 +499,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; unusable input (or a missing extra) ends in one line on stderr (exit 2)."""
-    return run_main("predictor.collect", _main, argv)
+    return run_main("predictor.collect", _main, argv, TIMED_LOG_FORMAT)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
+from . import targets
+from .targets import SMEM_LIMIT_BYTES
+
 
 class _CutlassEnum(enum.Enum):
     """Enum whose member names equal those of a cutlass_library enum."""
@@ -174,6 +177,17 @@ class FamilySpec:
     #: architecture-specific features (TMA im2col, wgmma): the kernels are compiled for exactly that
     #: target and run only there -- not on a Jetson Orin (sm_87), nor on later architectures.
     arch_min: str = "sm_80"
+    #: Problems of the collector's default problem set (``predictor.collect --shapes 0``).
+    default_problems: int = 1000
+
+    @property
+    def tensor_kind(self) -> str:
+        """How the collector builds, references and checks the family's tensors, from its element
+        type and activation layout: ``int8_nc32`` (NCxHWx<32>, filter CxRSKx<32> reordered),
+        ``int8_nhwc`` or ``fp16_nhwc`` (NHWC, KRSC filter, NPQK output); see
+        :func:`predictor.cuda_backend.tensor_kind`."""
+        element = _TENSOR_ELEMENTS.get(self.element_a, self.element_a)
+        return f"{element}_{_TENSOR_LAYOUTS.get(self.layout_a, self.layout_a)}"
 
     def supports(self, arch: str) -> bool:
         """Whether kernels of the family can be built for and run on ``arch`` (``sm_XY``)."""
@@ -192,10 +206,14 @@ class FamilySpec:
                 f"family {self.family.value} needs {self.arch_min} (CUTLASS {self.cutlass_api}.x kernels: "
                 f"{'TMA + wgmma, Hopper only' if self.arch_min.endswith('a') else self.arch_min + ' or later'}); "
                 f"it cannot be built for or run on {arch}"
-                + (" (a Jetson Orin)" if arch == "sm_87" else "")
+                + (f" ({targets.TARGETS[arch].gpu})" if arch in targets.TARGETS else "")
                 + ": leave the family out (e.g. --family) for this target")
         return self.arch_min if self.arch_min.endswith("a") else arch
 
+
+#: Short names of element types and activation layouts in :attr:`FamilySpec.tensor_kind`.
+_TENSOR_ELEMENTS = {"s8": "int8", "f16": "fp16"}
+_TENSOR_LAYOUTS = {"TensorNC32HW32": "nc32", "TensorNHWC": "nhwc"}
 
 FAMILY_SPECS: dict[Family, FamilySpec] = {
     Family.INT8_NC32HW32: FamilySpec(
@@ -207,6 +225,7 @@ FAMILY_SPECS: dict[Family, FamilySpec] = {
         instruction_shape=(16, 8, 32), bytes_a=1, bytes_b=1,
         epilogue=EpilogueFunctor.LinearCombinationClamp,
         channel_multiple=32,
+        default_problems=2000,
         description="int8 NCxHWx<32> activations/output, filter CxRSKx<32> (reordered with "
         "cutlass::reorder_convK<32>), int32 accumulate, float clamp epilogue",
     ),
@@ -395,6 +414,13 @@ class KernelConfig:
             return SMEM_LIMIT_BYTES["sm_90"]
         return self.stages * per_stage
 
+    def fits(self, target: str, smem_bytes: int | None = None) -> bool:
+        """Whether a GPU of ``target`` (:mod:`predictor.targets`) runs this config: its family runs
+        there and one block's shared memory fits -- the measured ``smem_bytes`` (the sweep's
+        column), else :attr:`smem_bytes_estimate`."""
+        smem = smem_bytes if smem_bytes is not None and smem_bytes > 0 else self.smem_bytes_estimate
+        return self.spec.supports(target) and targets.fits(smem, target)
+
     def _stages_text(self) -> str:
         return "auto" if self.stages == 0 else str(self.stages)
 
@@ -514,12 +540,3 @@ SEED_CONFIG = KernelConfig(
     stride_support=StrideSupport.Strided, align=(16, 16, 8),
     epilogue=EpilogueFunctor.LinearCombinationClamp,
 )
-
-#: Shared-memory limits per block (bytes), by GPU, with the opt-in carve-out.
-SMEM_LIMIT_BYTES: dict[str, int] = {
-    "sm_90": 227 * 1024,  # H100/H200
-    "sm_87": 163 * 1024,  # Jetson AGX Orin
-    "sm_80": 163 * 1024,  # A100
-    "sm_86": 99 * 1024,
-    "sm_89": 99 * 1024,
-}

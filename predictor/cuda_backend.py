@@ -44,6 +44,7 @@ from . import timing
 from .config import Family, KernelConfig
 from .features import ConvProblem
 from .layouts import filter_offsets
+from .schema import Row
 
 _LOG = logging.getLogger(__name__)
 
@@ -54,10 +55,24 @@ FP16_ATOL = 1e-2  # outputs are scaled to unit variance
 FP16_RTOL = 1e-2
 
 
+#: The C ABI's problem (``PkProblem`` of ``csrc/pk_runtime.h``), field by field: the
+#: :class:`~predictor.features.ConvProblem` attribute it holds (stride, padding and dilation are
+#: square); the split-k slices follow.
+PK_PROBLEM_FIELDS: dict[str, str] = {
+    "n": "N", "h": "H", "w": "W", "c": "C", "k": "K", "r": "R", "s": "S", "p": "P", "q": "Q",
+    "pad_h": "pad", "pad_w": "pad", "stride_h": "stride", "stride_w": "stride", "dil_h": "dilation",
+    "dil_w": "dilation"}
+
+
 class PkProblem(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_int64) for n in
-                ("n", "h", "w", "c", "k", "r", "s", "p", "q", "pad_h", "pad_w", "stride_h",
-                 "stride_w", "dil_h", "dil_w", "split_k_slices")]
+    """``PkProblem`` of the kernels' C ABI."""
+
+    _fields_ = [(n, ctypes.c_int64) for n in (*PK_PROBLEM_FIELDS, "split_k_slices")]
+
+    @classmethod
+    def of(cls, prob: ConvProblem, split_k_slices: int = 1) -> "PkProblem":
+        """The struct of ``prob`` launched with ``split_k_slices``."""
+        return cls(*(getattr(prob, a) for a in PK_PROBLEM_FIELDS.values()), split_k_slices)
 
 
 def _torch():  # type: ignore[no-untyped-def]
@@ -181,28 +196,26 @@ def check_output(out: Any, ref: Any, family: Family) -> "Verdict":
     return check_int8(out, ref) if tensor_kind(family).startswith("int8") else check_fp16(out, ref)
 
 
-def tensor_kind(family: Family) -> str:
-    """How a family's tensors are built, referenced and checked, read from its ``FamilySpec``
-    (element types and layouts; the CUTLASS API and architecture do not matter):
+#: The tensor kinds this backend builds, references and checks (``FamilySpec.tensor_kind``):
+#:
+#: * ``"int8_nc32"``: int8 NCxHWx<32> activations/output, filter CxRSKx<32> reordered with
+#:   ``cutlass::reorder_convK<32>``, float clamp epilogue (``check_int8``);
+#: * ``"fp16_nhwc"``: fp16 NHWC activations, KRSC filter, NPQK fp16 output (``check_fp16``) -- both
+#:   the CUTLASS 2.x ``f16nhwc`` and the SM90 ``f16nhwc90`` families;
+#: * ``"int8_nhwc"``: int8 NHWC activations, KRSC filter, NPQK int8 output, float epilogue rounded
+#:   to nearest and saturated (``check_int8``; the SM90 ``i8nhwc90`` family).
+TENSOR_KINDS = ("int8_nc32", "fp16_nhwc", "int8_nhwc")
 
-    * ``"int8_nc32"``: int8 NCxHWx<32> activations/output, filter CxRSKx<32> reordered with
-      ``cutlass::reorder_convK<32>``, float clamp epilogue (``check_int8``);
-    * ``"fp16_nhwc"``: fp16 NHWC activations, KRSC filter, NPQK fp16 output (``check_fp16``) -- both
-      the CUTLASS 2.x ``f16nhwc`` and the SM90 ``f16nhwc90`` families;
-    * ``"int8_nhwc"``: int8 NHWC activations, KRSC filter, NPQK int8 output, float epilogue rounded
-      to nearest and saturated (``check_int8``; the SM90 ``i8nhwc90`` family)."""
+
+def tensor_kind(family: Family) -> str:
+    """How a family's tensors are built, referenced and checked (:data:`TENSOR_KINDS`), read from
+    its ``FamilySpec`` (element type and layout; the CUTLASS API and architecture do not matter)."""
     s = family.spec
-    if (s.element_a, s.element_b, s.element_c, s.layout_a, s.layout_b, s.layout_c) == (
-            "s8", "s8", "s8", "TensorNC32HW32", "TensorC32RSK32", "TensorNC32HW32"):
-        return "int8_nc32"
-    if (s.element_a, s.element_b, s.element_c, s.layout_a, s.layout_b, s.layout_c) == (
-            "s8", "s8", "s8", "TensorNHWC", "TensorNHWC", "TensorNHWC"):
-        return "int8_nhwc"
-    if (s.element_a, s.element_b, s.element_c, s.layout_a, s.layout_b, s.layout_c) == (
-            "f16", "f16", "f16", "TensorNHWC", "TensorNHWC", "TensorNHWC"):
-        return "fp16_nhwc"
-    raise NotImplementedError(f"cuda_backend has no tensors/reference/check for family {family.value} "
-                              f"({s.element_a} {s.layout_a} -> {s.element_c} {s.layout_c})")
+    kind = s.tensor_kind
+    if kind not in TENSOR_KINDS:
+        raise NotImplementedError(f"cuda_backend has no tensors/reference/check for family {family.value} "
+                                  f"({s.element_a} {s.layout_a} -> {s.element_c} {s.layout_c}: {kind})")
+    return kind
 
 
 # ----------------------------------------------------------------------------- checks
@@ -279,7 +292,8 @@ class CudaBackend:
     name = "cuda"
 
     def __init__(self, arch: str | None = None, build_dir: str | Path = "build", jobs: int | None = None,
-                 target_ms: float = 0.25, reps: int = 5, retime_top: int = 3, seed: int = 0,
+                 target_ms: float = timing.TARGET_MS, reps: int = timing.REPS, retime_top: int = timing.RETIME_TOP,
+                 seed: int = 0,
                  skip_reorder: bool = False, sm_count: int | None = None,
                  warmup_batches: int | None = None) -> None:
         torch = _torch()
@@ -357,7 +371,9 @@ class CudaBackend:
         return self._errors.get(cfg.kernel_name, "kernel missing from the library")
 
     # -- tensors
-    def _tensors(self, prob: ConvProblem, family: Family) -> dict[str, Any]:
+    def tensors(self, prob: ConvProblem, family: Family) -> dict[str, Any]:
+        """Random inputs of ``prob`` in ``family``'s layouts, the output buffer and the float64
+        reference: ``{"a", "b", "d", "ref", "alpha"}`` (device tensors; ``alpha`` the epilogue's)."""
         torch = _torch()
         g = torch.Generator(device="cuda")
         g.manual_seed(zlib.crc32(f"{self.seed}/{prob.key}/{family.value}".encode()))
@@ -397,7 +413,8 @@ class CudaBackend:
         del acc
         return {"a": a, "b": b, "d": d, "ref": ref, "alpha": alpha}
 
-    def _workspace(self, nbytes: int) -> tuple[int, int]:
+    def workspace(self, nbytes: int) -> tuple[int, int]:
+        """(pointer, size) of a device workspace of at least ``nbytes`` (kept and grown; (0, 0) for 0)."""
         torch = _torch()
         if nbytes == 0:
             return 0, 0
@@ -413,7 +430,7 @@ class CudaBackend:
         run, _ = self._fns[cfg.kernel_name]
         times = (ctypes.c_float * max(reps, 1))()
         need = ctypes.c_size_t(0)
-        ws_ptr, ws_bytes = self._workspace(ws_need) if mode > 0 else (0, 0)
+        ws_ptr, ws_bytes = self.workspace(ws_need) if mode > 0 else (0, 0)
         part = self.partition
         stream = part.stream_ptr if part is not None else torch.cuda.current_stream().cuda_stream
         times_arg = times if (mode == 2 or timed_one) else None
@@ -429,10 +446,18 @@ class CudaBackend:
             st = run(*args)
         return st, [times[i] for i in range(reps)], int(need.value)
 
-    def _problem(self, prob: ConvProblem, cfg: KernelConfig) -> PkProblem:
-        return PkProblem(prob.N, prob.H, prob.W, prob.C, prob.K, prob.R, prob.S, prob.P, prob.Q,
-                         prob.pad, prob.pad, prob.stride, prob.stride, prob.dilation, prob.dilation,
-                         cfg.split_k_slices)
+    def query(self, cfg: KernelConfig, prob: ConvProblem, t: dict[str, Any]) -> tuple[int, int]:
+        """(status, workspace bytes) of ``cfg`` on ``prob`` (``can_implement``; 0 = ok, see
+        :data:`PK_STATUS`), with the workspace allocated (so a graph capture may follow)."""
+        st, _, ws_need = self._call(cfg, PkProblem.of(prob, cfg.split_k_slices), t, 0)
+        if st == 0:
+            self.workspace(ws_need)
+        return st, ws_need
+
+    def launch(self, cfg: KernelConfig, prob: ConvProblem, t: dict[str, Any], ws_need: int = 0) -> int:
+        """One launch of ``cfg`` on the tensors ``t`` of ``prob`` (:meth:`tensors`); its status."""
+        st, _, _ = self._call(cfg, PkProblem.of(prob, cfg.split_k_slices), t, 1, ws_need=ws_need)
+        return st
 
     def _batch_call(self, cfg: KernelConfig, pr: PkProblem, t: dict[str, Any], ws_need: int) -> timing.BatchCall:
         """``call(batches, iters)``: one call into the kernel's timing loop; per-launch µs per batch."""
@@ -444,52 +469,49 @@ class CudaBackend:
 
         return call
 
-    def measure(self, prob: ConvProblem, configs: list[KernelConfig]) -> list[dict[str, Any]]:
+    def measure(self, prob: ConvProblem, configs: list[KernelConfig]) -> list[Row]:
         """Check and time every config on one problem (:mod:`predictor.timing`); one row per config."""
         family = configs[0].family
-        t = self._tensors(prob, family)
-        rows: list[dict[str, Any]] = []
+        t = self.tensors(prob, family)
+        rows: list[Row] = []
         tp = timing.Problem(self.target_ms, self.reps, self.warmup_batches)
+        method = timing.method(self.warmup_batches)
         for cfg in configs:
-            row: dict[str, Any] = {"config": cfg.name, "kernel": cfg.kernel_name, "status": "ok",
-                                   "verified": False, "max_abs_err": math.nan, "bad_frac": math.nan,
-                                   "time_us": math.nan, "time_p20_us": math.nan, "time_p80_us": math.nan,
-                                   "time_min_us": math.nan, "retime_us": math.nan, "iters": 0, "reps": 0,
-                                   "smem_bytes": self.smem_bytes(cfg) or -1, "error": "",
-                                   "timing_method": timing.TIMING_METHOD if self.warmup_batches != 0 else 1}
+            row = Row(cfg.name, cfg.kernel_name, smem_bytes=self.smem_bytes(cfg) or -1, timing_method=method)
             rows.append(row)
             err = self.compile_error(cfg)
             if err is not None:
-                row["status"], row["error"] = "compile_error", err[-500:]
+                row.status, row.error = "compile_error", err[-500:]
                 continue
-            pr = self._problem(prob, cfg)
+            pr = PkProblem.of(prob, cfg.split_k_slices)
             st, _, ws_need = self._call(cfg, pr, t, 0)
             if st != 0:
-                row["status"] = PK_STATUS.get(st, "launch_error")
+                row.status = PK_STATUS.get(st, "launch_error")
                 continue
             poison(t["d"], family)
             # one launch, timed (it sizes the batches), then the check (which synchronises)
             st, one, _ = self._call(cfg, pr, t, 1, ws_need=ws_need, timed_one=True)
             if st != 0:
-                row["status"] = PK_STATUS.get(st, "launch_error")
+                row.status = PK_STATUS.get(st, "launch_error")
                 continue
             try:
                 v = check_output(t["d"], t["ref"], family)
             except RuntimeError as exc:  # sticky errors cannot be recovered in this process
                 raise RuntimeError(f"CUDA error in {cfg.name} on {prob.key}: {exc}") from exc
-            row.update(max_abs_err=v.max_abs_err, bad_frac=v.bad_frac, verified=v.ok)
+            row.max_abs_err, row.bad_frac, row.verified = v.max_abs_err, v.bad_frac, v.ok
             if not v.ok:
-                row["status"] = "wrong_result"
+                row.status = "wrong_result"
                 continue
             st = tp.first_pass(row, self._batch_call(cfg, pr, t, ws_need), one[0])
             if st != 0:
-                row["status"] = PK_STATUS.get(st, "launch_error")
+                row.status = PK_STATUS.get(st, "launch_error")
         # re-time the fastest few, interleaved, to decide the winner on fresh samples
         tp.retime_fastest(rows, self.retime_top)
         del t
         return rows
 
     def close(self) -> None:
+        """Release the workspace and torch's cached device memory."""
         self._ws = None
         _torch().cuda.empty_cache()
 

@@ -41,12 +41,30 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .cli import display_path, run_main
+from .codegen import ResultCode
 from .config import Family, KernelConfig
-from .emit import ARCH_GENCODE, ARCH_SPECIFIC_GENCODE, cutlass_root, gencode, kernel_source, nvcc_path
+from .emit import (
+    CUDA_OPTIONS, CUTLASS_INCLUDE_DIRS, CXX_STANDARD, kernel_instances, kernel_source, known_arches,
+    nvcc_compile_command, runtime_header_path, runtime_headers,
+)
 from .export_cpp import header_path, load_models, namespace_name
+from .features import ARGS, cpp_output_extents
 
 _LOG = logging.getLogger(__name__)
-_CSRC = Path(__file__).parent / "csrc"
+
+#: Targets of a dispatcher of the default families (its CMake project builds for all of them).
+DISPATCH_ARCHS: tuple[str, ...] = ("sm_90", "sm_87")
+
+
+def default_families() -> list[str]:
+    """The families a dispatcher holds unless told otherwise: every family whose kernels run on all
+    of :data:`DISPATCH_ARCHS` (not the architecture-specific ``sm_90a`` ones)."""
+    return [f.value for f in Family if all(f.spec.supports(a) for a in DISPATCH_ARCHS)]
+
+
+def _arch_specific(families: Sequence[str]) -> list[str]:
+    """The architecture-specific targets (``sm_90a``) the kernels of ``families`` need."""
+    return sorted({Family(f).spec.arch_min for f in families if Family(f).spec.arch_min.endswith("a")})
 
 _FAMILY_CODE = """
 // ---------------------------------------------------------------- family {f}
@@ -91,50 +109,43 @@ extern "C" int pkd_conv2d_{f}(const int64_t* s, int64_t sms, void* x, void* w, v
     if (chosen) *chosen = i;
     return st;
   }}
-  return -3;
+  return {no_kernel};
 }}
 """
 
 
 def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: str | Path = "export",
              out_dir: str | Path | None = None, families: Sequence[str] | None = None) -> Path:
-    """Write ``<out_dir>/<slug>_dispatch.cu``, ``pk_runtime.h`` and ``CMakeLists.txt``.
+    """Write ``<out_dir>/<slug>_dispatch.cu``, its runtime headers and ``CMakeLists.txt``.
 
-    ``families`` defaults to the CUTLASS 2.x (SM80-family) models, whose dispatcher builds for
-    sm_87 and sm_90 (``export/dispatch/``); name SM90 families explicitly to get a Hopper-only
-    dispatcher (default folder ``export/dispatch_sm90/``)."""
-    default_families = [f.value for f in Family if f.spec.cutlass_api == 2]
+    ``families`` defaults to :func:`default_families` (the SM80-family models), whose dispatcher
+    builds for :data:`DISPATCH_ARCHS` (``export/dispatch/``); name SM90 families explicitly to get
+    a Hopper-only dispatcher (default folder ``export/dispatch_sm90/``)."""
     family_args = "" if families is None else "".join(f" --family {f}" for f in families)
     if families is None:
-        families = default_families
+        families = default_families()
     models = [m for m in load_models(models_dir, slug) if m[0].meta["family"] in families]
     if not models:
         raise FileNotFoundError(f"no {slug}-<family>.tree.json model of {list(families)} in {models_dir}")
-    if out_dir is None and any(Family(f).spec.cutlass_api == 3 for f in families):
-        out_dir = Path(export_dir) / "dispatch_sm90"
+    specific = _arch_specific(families)
+    if out_dir is None and specific:  # sm_90a: export/dispatch_sm90/
+        out_dir = Path(export_dir) / f"dispatch_{specific[0].replace('_', '').rstrip('a')}"
     header = header_path(export_dir, slug)
     if not header.exists():
         raise FileNotFoundError(f"{header} not found: run python -m predictor.train first")
     out = Path(out_dir) if out_dir else Path(export_dir) / "dispatch"
     out.mkdir(parents=True, exist_ok=True)
     ns = namespace_name(slug)
-    kernels: dict[str, KernelConfig] = {}
-    fam_code = []
-    for ir, _ in models:
-        fam = ir.meta["family"]
-        cfgs = [KernelConfig.from_name(n) for n in ir.classes]
-        for c in cfgs:
-            kernels.setdefault(c.kernel_name, c.with_split_k(1))
-        runs = "\n".join(f"    &pk_run_{c.kernel_name},  // {i}: {c.name}" for i, c in enumerate(cfgs))
-        fam_code.append(_FAMILY_CODE.format(f=fam, runs=runs))
+    portfolios = [(ir.meta["family"], [KernelConfig.from_name(n) for n in ir.classes]) for ir, _ in models]
+    fam_code = [_family_code(fam, cfgs) for fam, cfgs in portfolios]
+    kernels = kernel_instances(c for _, cfgs in portfolios for c in cfgs)
     # architecture-specific families (SM90: sm_90a) fix the dispatcher's target
-    needs = sorted({c.spec.arch_min for c in kernels.values() if c.spec.arch_min.endswith("a")})
+    needs = _arch_specific([c.family.value for c in kernels.values()])
     if len(needs) > 1:
         raise ValueError(f"portfolio kernels need several architecture-specific targets {needs}: "
                          "one dispatcher cannot hold them")
-    sm90 = any(c.cutlass_api == 3 for c in kernels.values())
-    srcs = "\n".join(kernel_source(c).replace('#include "pk_runtime.h"\n', "")
-                     .replace('#include "pk_runtime_sm90.h"\n', "") for c in kernels.values())
+    headers = runtime_headers(kernels.values())
+    srcs = "\n".join(kernel_source(c, include_runtime=False) for c in kernels.values())
     rel_header = Path(os.path.relpath(header.resolve(), out.resolve()))
     text = f"""\
 // generated by predictor.dispatcher, do not edit
@@ -144,8 +155,7 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
 // CUTLASS conv2d fprop dispatcher: the portfolio's kernels + the exported selection header.
 {_requires_text(needs)}#include <cstddef>
 #include <cstdint>
-#include "pk_runtime.h"
-{'#include "pk_runtime_sm90.h"' + chr(10) if sm90 else ""}#include "{rel_header.as_posix()}"
+{"".join(f'#include "{h}"{chr(10)}' for h in headers)}#include "{rel_header.as_posix()}"
 
 namespace NS = cutlass_conv_predictor::{ns};
 
@@ -153,31 +163,42 @@ using PkdRunFn = int (*)(const PkProblem*, void*, void*, void*, void*, float, fl
                          int, int, int, float*, size_t*);
 
 {srcs}
+{_problem_code()}{"".join(fam_code)}"""
+    (out / f"{slug}_dispatch.cu").write_text(text)
+    for h in headers:
+        shutil.copy(runtime_header_path(h), out / h)
+    (out / "CMakeLists.txt").write_text(_cmake_text(slug, needs))
+    _LOG.info("wrote %s (%d kernels)", out / f"{slug}_dispatch.cu", len(kernels))
+    return out / f"{slug}_dispatch.cu"
 
+
+def _family_code(fam: str, cfgs: Sequence[KernelConfig]) -> str:
+    """The C ABI of one family: its portfolio's run functions in table order, select and launch."""
+    runs = "\n".join(f"    &pk_run_{c.kernel_name},  // {i}: {c.name}" for i, c in enumerate(cfgs))
+    return _FAMILY_CODE.format(f=fam, runs=runs, no_kernel=int(ResultCode.NO_KERNEL))
+
+
+# ----------------------------------------------------------------- the problem struct (shape -> PkProblem)
+def _problem_code() -> str:
+    """C++ of ``pkd_problem``: the ``PkProblem`` of a shape array (N, C, H, W, K, R, S, stride, pad,
+    dilation), with the output size P, Q from the feature table."""
+    # s = the shape arguments, sms apart
+    extent = cpp_output_extents({a: f"s[{i}]" for i, a in enumerate(ARGS) if a != "sms"})
+    return f"""
 static PkProblem pkd_problem(const int64_t* s, int64_t split_k) {{
   // s = N, C, H, W, K, R, S, stride, pad, dilation (already validated by select_*)
   PkProblem p;
   p.n = s[0]; p.c = s[1]; p.h = s[2]; p.w = s[3]; p.k = s[4]; p.r = s[5]; p.s = s[6];
-  p.p = (s[2] + 2 * s[8] - s[9] * (s[5] - 1) - 1) / s[7] + 1;
-  p.q = (s[3] + 2 * s[8] - s[9] * (s[6] - 1) - 1) / s[7] + 1;
+  p.p = {extent["P"]};
+  p.q = {extent["Q"]};
   p.pad_h = p.pad_w = s[8]; p.stride_h = p.stride_w = s[7]; p.dil_h = p.dil_w = s[9];
   p.split_k_slices = split_k;
   return p;
 }}
-{"".join(fam_code)}"""
-    (out / f"{slug}_dispatch.cu").write_text(text)
-    shutil.copy(_CSRC / "pk_runtime.h", out / "pk_runtime.h")
-    if sm90:
-        shutil.copy(_CSRC / "pk_runtime_sm90.h", out / "pk_runtime_sm90.h")
-    cmake = _CMAKE.format(slug=slug)
-    if needs:  # only that architecture can run (or even correctly compile) these kernels
-        arch = needs[0]
-        cmake = cmake.replace("for sm_90 and sm_87:", f"for {arch} only (its kernels need {arch}):").replace(
-            "set(CMAKE_CUDA_ARCHITECTURES 87 90)", f"set(CMAKE_CUDA_ARCHITECTURES {arch.removeprefix('sm_')})")
-    (out / "CMakeLists.txt").write_text(cmake)
-    _LOG.info("wrote %s (%d kernels)", out / f"{slug}_dispatch.cu", len(kernels))
-    return out / f"{slug}_dispatch.cu"
+"""
 
+
+# ------------------------------------------------------------------------------------------------
 
 _REQUIRES = "// pk-requires-arch: "
 
@@ -201,25 +222,41 @@ def required_arch(source: str | Path) -> str | None:
 
 _CMAKE = """\
 # generated by predictor.dispatcher, do not edit
-# Builds the {slug} conv2d dispatcher (a shared library with a C ABI) for sm_90 and sm_87:
+# Builds the {slug} conv2d dispatcher (a shared library with a C ABI) for {targets}:
 #   CUTLASS_DIR=$(python -c 'import cutlass_library, pathlib; print(pathlib.Path(cutlass_library.__file__).parent / "source")')
 #   cmake -S export/dispatch -B build/dispatch -DCUTLASS_DIR=$CUTLASS_DIR && cmake --build build/dispatch -j
 cmake_minimum_required(VERSION 3.18)
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)  # must precede project(), which would default it
-  set(CMAKE_CUDA_ARCHITECTURES 87 90)
+  set(CMAKE_CUDA_ARCHITECTURES {cuda_archs})
 endif()
 project({slug}_conv_dispatch LANGUAGES CXX CUDA)
 set(CUTLASS_DIR "" CACHE PATH "CUTLASS source root (the nvidia-cutlass wheel's cutlass_library/source)")
 if(NOT CUTLASS_DIR)
   message(FATAL_ERROR "set -DCUTLASS_DIR=<cutlass_library/source>")
 endif()
-set(CMAKE_CUDA_STANDARD 17)
-set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_CUDA_STANDARD {std})
+set(CMAKE_CXX_STANDARD {std})
 add_library({slug}_conv_dispatch SHARED {slug}_dispatch.cu)
 target_include_directories({slug}_conv_dispatch PRIVATE ${{CMAKE_CURRENT_SOURCE_DIR}}
-  ${{CUTLASS_DIR}}/include ${{CUTLASS_DIR}}/tools/util/include)
-target_compile_options({slug}_conv_dispatch PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -w>)
+  {cutlass_includes})
+target_compile_options({slug}_conv_dispatch PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:{cuda_options}>)
 """
+
+
+def _cmake_text(slug: str, needs: Sequence[str]) -> str:
+    """The dispatcher's CMake project: for :data:`DISPATCH_ARCHS`, or only for the
+    architecture-specific target its kernels need; compile options and CUTLASS include folders
+    from :mod:`predictor.emit`."""
+    if needs:  # only that architecture can run (or even correctly compile) these kernels
+        targets = f"{needs[0]} only (its kernels need {needs[0]})"
+        archs = [needs[0]]
+    else:
+        targets = " and ".join(DISPATCH_ARCHS)
+        archs = list(DISPATCH_ARCHS)
+    cuda_archs = " ".join(sorted(a.removeprefix("sm_") for a in archs))
+    includes = " ".join(f"${{CUTLASS_DIR}}/{d}" for d in CUTLASS_INCLUDE_DIRS)
+    return _CMAKE.format(slug=slug, targets=targets, cuda_archs=cuda_archs, std=CXX_STANDARD,
+                         cutlass_includes=includes, cuda_options=" ".join(CUDA_OPTIONS))
 
 
 def build(source: str | Path, arch: str = "sm_90", out: str | Path | None = None,
@@ -230,13 +267,9 @@ def build(source: str | Path, arch: str = "sm_90", out: str | Path | None = None
     if need is not None and arch != need:
         raise ValueError(f"{source} holds kernels that need {need} (CUTLASS 3.x, TMA + wgmma): build it with "
                          f"--arch {need}, not {arch}")
-    root = cutlass_root()
     target = Path(out) if out else source.with_name(source.stem + f"_{arch}" + (".o" if compile_only else ".so"))
     target.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [nvcc_path(), "-std=c++17", "-O3", "-DNDEBUG", "-Xcompiler=-fPIC", "--expt-relaxed-constexpr", "-w",
-           gencode(arch), f"-I{source.parent}", f"-I{root / 'include'}",
-           f"-I{root / 'tools' / 'util' / 'include'}", str(source), "-o", str(target)]
-    cmd.insert(1, "-c" if compile_only else "-shared")
+    cmd = nvcc_compile_command(arch, source, target, shared=not compile_only, runtime_dir=source.parent)
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"nvcc failed for {source} ({arch}):\n{proc.stderr[-4000:]}")
@@ -303,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="families to dispatch (default: the SM80-family ones, buildable for sm_87 and sm_90)")
     b = sub.add_parser("build", help="compile the generated dispatcher with nvcc")
     b.add_argument("source", help="the generated <slug>_dispatch.cu")
-    b.add_argument("--arch", default="sm_90", choices=sorted(ARCH_GENCODE) + sorted(ARCH_SPECIFIC_GENCODE),
+    b.add_argument("--arch", default="sm_90", choices=known_arches(),
                    help="nvcc target (SM90-family dispatchers: sm_90a only)")
     b.add_argument("--out", default=None, help="output library (default: next to the source, <stem>_<arch>.so)")
     b.add_argument("--compile-only", action="store_true", help="compile to an object file, do not link")

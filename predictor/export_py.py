@@ -1,100 +1,56 @@
-"""Generate a plain Python selection function from a tree IR (m2cgen style).
+"""Generate a plain Python selection function from a tree IR (with :mod:`predictor.codegen`).
 
 The generated function takes the eleven problem arguments (``predictor.features.ARGS``) and
-returns an index into ``ir.classes``, or ``-1`` where :func:`predictor.features.validate` would
-raise (the caller then calls ``validate`` for the error message), or ``-2`` where C or K is not a
-multiple of the family's channel multiple.  Features come from the same expressions as
-:mod:`predictor.features` (each only where a path of the tree first needs it; ``cdiv`` is inlined) and the
+returns an index into ``ir.classes``, or :data:`INVALID` (-1) where
+:func:`predictor.features.validate` would raise (the caller then calls ``validate`` for the error
+message), or :data:`UNSUPPORTED` (-2) where C or K is not a multiple of the family's channel
+multiple (:class:`predictor.codegen.ResultCode`).  Features come from the same expressions as
+:mod:`predictor.features`, translated by :class:`predictor.codegen.PythonExpr` (each only where a
+path of the tree first needs it: :func:`predictor.codegen.python_tree`; ``cdiv`` is inlined) and the
 tree compares integers with the exact thresholds of :mod:`predictor.tree_ir`, so it agrees with
 ``features.compute`` + ``TreeIR.predict`` (and with the C++ header) on every input.
 """
 from __future__ import annotations
 
-import ast
 from typing import Callable
 
-from .features import ARGS, DERIVED, FEATURES, LIMITS
-from .tree_ir import Leaf, Split, TreeIR
+from .codegen import PythonExpr, ResultCode, names_in, python_tree
+from .features import ARGS, CHANNEL_ARGS, DERIVED, FEATURES, LIMITS, OUTPUT_EXTENTS
+from .tree_ir import TreeIR
 
-INVALID = -1
-UNSUPPORTED = -2
-
-
-class _InlineCdiv(ast.NodeTransformer):
-    """``cdiv(a, b)`` -> ``(a + (b - 1)) // b`` (``ceil(a / b)`` for every integer ``a`` and ``b > 0``:
-    the divisors are constants or ``sms``, validated >= 1 before any feature is computed)."""
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id == "cdiv":
-            a, b = node.args
-            b1 = (ast.Constant(b.value - 1) if isinstance(b, ast.Constant)
-                  else ast.BinOp(b, ast.Sub(), ast.Constant(1)))
-            return ast.BinOp(ast.BinOp(a, ast.Add(), b1), ast.FloorDiv(), b)
-        return node
-
-
-def _py(expr: str) -> str:
-    tree = _InlineCdiv().visit(ast.parse(expr, mode="eval"))
-    return ast.unparse(ast.fix_missing_locations(tree))
-
-
-def _names(expr: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
+#: The generated function's results for an invalid / unsupported shape (:class:`~predictor.codegen.ResultCode`).
+INVALID = ResultCode.INVALID_SHAPE
+UNSUPPORTED = ResultCode.UNSUPPORTED_SHAPE
 
 
 def python_source(ir: TreeIR, channel_multiple: int, func_name: str = "_select") -> str:
     """Source of the selection function of ``ir`` (see the module docstring)."""
+    py = PythonExpr()
     feats = dict(FEATURES)
-    used = [ir.feature_names[i] for i in ir.used_features()]
-    needed: set[str] = set()
-    for name in used:
-        needed |= _names(feats[name])
-    needed |= {"P", "Q"}  # the output size decides validity (below)
-    derived_lines = []
+    derived = dict(DERIVED)
+    extents = [out for out, *_ in OUTPUT_EXTENTS]
+    needed = set(extents)  # the output size decides validity (below)
+    for i in ir.used_features():
+        needed |= names_in(feats[ir.feature_names[i]])
     for name, expr in reversed(DERIVED):  # resolve dependencies between derived values
         if name in needed:
-            needed |= _names(expr)
-    derived = dict(DERIVED)
-    for name, expr in DERIVED:
-        if name in needed and name not in ("P", "Q"):
-            derived_lines.append(f"    {name} = {_py(expr)}")
+            needed |= names_in(expr)
     checks = " and ".join(f"type({a}) is int and {lo} <= {a} <= {hi}" for a, (lo, hi) in LIMITS.items())
     lines = [
         f"def {func_name}({', '.join(ARGS)}):",
         f"    if not ({checks}):",
-        f"        return {INVALID}",
+        f"        return {int(INVALID)}",
         # an empty output (P or Q < 1) is exactly a filter that does not fit (validate's message)
-        f"    P = {_py(derived['P'])}",
-        f"    Q = {_py(derived['Q'])}",
-        "    if P < 1 or Q < 1:",
-        f"        return {INVALID}",
-        f"    if C % {channel_multiple} or K % {channel_multiple}:",
-        f"        return {UNSUPPORTED}",
-        *derived_lines,
+        *(f"    {out} = {py(derived[out])}" for out in extents),
+        f"    if {' or '.join(f'{out} < 1' for out in extents)}:",
+        f"        return {int(INVALID)}",
+        f"    if {' or '.join(f'{a} % {channel_multiple}' for a in CHANNEL_ARGS)}:",
+        f"        return {int(UNSUPPORTED)}",
+        *(f"    {name} = {py(expr)}" for name, expr in DERIVED if name in needed and name not in extents),
     ]
-    index = {c: i for i, c in enumerate(ir.classes)}
-
-    def walk(i: int, ind: str, have: frozenset[str]) -> None:
-        # each feature is computed where a path first needs it (at most depth features per call)
-        node = ir.nodes[i]
-        if isinstance(node, Leaf):
-            lines.append(f"{ind}return {index[node.label]}")
-            return
-        assert isinstance(node, Split)
-        name = ir.feature_names[node.feature]
-        var = f"f_{name}"
-        if feats[name] in ARGS or feats[name] in derived:  # a value already at hand: no copy
-            var = feats[name]
-        elif name not in have:
-            lines.append(f"{ind}{var} = {_py(feats[name])}")
-            have = have | {name}
-        lines.append(f"{ind}if {var} <= {node.threshold}:")
-        walk(node.left, ind + "    ", have)
-        lines.append(f"{ind}else:")
-        walk(node.right, ind + "    ", have)
-
-    walk(0, "    ", frozenset())
+    # a feature that is an argument or a derived value is at hand; others are computed where needed
+    at_hand = {name: expr for name, expr in FEATURES if expr in ARGS or expr in derived}
+    lines += python_tree(ir, "    ", at_hand, {name: py(expr) for name, expr in FEATURES})
     return "\n".join(lines) + "\n"
 
 

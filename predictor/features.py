@@ -1,20 +1,23 @@
 """Convolution problems and the shape features, defined once.
 
-Every feature is an integer expression over the problem's arguments, written in a tiny language
-(Python syntax restricted to ``+ - * //``, ``cdiv``, ``min``, ``max`` and integer literals).  The
-same definitions are evaluated here in Python (training and the Python selector) and translated to
-C++ by :func:`cpp_expr` (the exported header), so the three cannot drift apart.  Features are
-integers, so a fitted tree's float32 thresholds can be turned into exact integer thresholds
+Every feature is an integer expression over the problem's arguments, written in the expression
+language of :mod:`predictor.codegen` (Python syntax restricted to ``+ - * // %``, ``cdiv``, ``min``,
+``max`` and integer literals).  The same definitions are evaluated here in Python (training, the
+Python selector, :class:`ConvProblem`'s output size) and translated to C++ (the exported header's
+features and checks, the dispatcher's problem struct), so none of them can drift apart.  Features
+are integers, so a fitted tree's float32 thresholds can be turned into exact integer thresholds
 (see :mod:`predictor.tree_ir`).
 
 Validation is defined here too: :data:`LIMITS` bounds every argument so that no feature overflows
-int64, and :func:`validate` raises ``ValueError`` naming the offending argument.
+int64, :data:`SPANS` says when the output is empty, and :func:`validate` raises ``ValueError``
+naming the offending argument.
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, fields
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Mapping
+
+from .codegen import CppExpr, PythonExpr, expand, parse
 
 #: Problem arguments, in the order of ``select()`` and of the C++ functions.
 ARGS: tuple[str, ...] = ("N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation", "sms")
@@ -26,10 +29,21 @@ LIMITS: dict[str, tuple[int, int]] = {
     "stride": (1, 1 << 10), "pad": (0, 1 << 10), "dilation": (1, 1 << 10), "sms": (1, 1 << 12),
 }
 
+#: Arguments that must be multiples of the family's channel multiple (else the shape is unsupported).
+CHANNEL_ARGS: tuple[str, ...] = ("C", "K")
+
+#: The output extents, written once for both spatial dimensions: output ``P`` (``Q``) of input
+#: extent ``H`` (``W``) under filter extent ``R`` (``S``), and the word the error messages use.
+OUTPUT_EXTENTS: tuple[tuple[str, str, str, str], ...] = (("P", "H", "R", "height"), ("Q", "W", "S", "width"))
+
+#: ``span`` of an output extent: the last position a dilated filter can start at in the padded
+#: input.  The output extent is ``span // stride + 1``, so it is empty (< 1) exactly when the span is
+#: negative: the check generated code makes before dividing (C++ division truncates).
+SPANS: dict[str, str] = {out: f"{x} + 2 * pad - dilation * ({f} - 1) - 1" for out, x, f, _ in OUTPUT_EXTENTS}
+
 #: Derived quantities used by several features (evaluated in order).
 DERIVED: tuple[tuple[str, str], ...] = (
-    ("P", "(H + 2 * pad - dilation * (R - 1) - 1) // stride + 1"),
-    ("Q", "(W + 2 * pad - dilation * (S - 1) - 1) // stride + 1"),
+    *((out, f"({SPANS[out]}) // stride + 1") for out, *_ in OUTPUT_EXTENTS),
     ("gemm_m", "N * P * Q"),
     ("gemm_n", "K"),
     ("gemm_k", "C * R * S"),
@@ -61,10 +75,23 @@ FEATURE_NAMES: tuple[str, ...] = tuple(n for n, _ in FEATURES)
 DEFAULT_SMS = 132
 
 
+def _exec(source: str, name: str) -> Callable[..., Any]:
+    ns: dict[str, Any] = {}
+    exec(compile(source, f"<predictor.features:{name}>", "exec"), ns)  # noqa: S102 - our own constants
+    return ns[name]  # type: ignore[no-any-return]
+
+
+def _attribute(name: str) -> Callable[[Any], int]:
+    """Getter of the derived quantity ``name`` of an object with the argument attributes."""
+    expr = PythonExpr({a: f"p.{a}" for a in ARGS})(expand(name, DERIVED))
+    return _exec(f"def {name}(p):\n    return {expr}\n", name)
+
+
 @dataclass(frozen=True, order=True)
 class ConvProblem:
     """A conv2d fprop problem, NCHW sizes, square stride/pad/dilation.  ``pad=-1`` is not
-    allowed: resolve "same" padding with :func:`same_pad` first."""
+    allowed: resolve "same" padding with :func:`same_pad` first.  ``P``, ``Q`` and ``gemm_*``
+    are the :data:`DERIVED` quantities."""
 
     N: int
     C: int
@@ -77,101 +104,49 @@ class ConvProblem:
     pad: int = 0
     dilation: int = 1
 
+    P = property(_attribute("P"), doc="Output height.")
+    Q = property(_attribute("Q"), doc="Output width.")
+    gemm_m = property(_attribute("gemm_m"), doc="Implicit GEMM M (N * P * Q).")
+    gemm_n = property(_attribute("gemm_n"), doc="Implicit GEMM N (K).")
+    gemm_k = property(_attribute("gemm_k"), doc="Implicit GEMM K (C * R * S).")
+
     @property
     def key(self) -> str:
         return (f"n{self.N}_c{self.C}_h{self.H}_w{self.W}_k{self.K}_r{self.R}_s{self.S}"
                 f"_u{self.stride}_p{self.pad}_d{self.dilation}")
 
     def args(self, sms: int = DEFAULT_SMS) -> dict[str, int]:
+        """The problem's arguments (:data:`ARGS`), with ``sms``."""
         d = {f.name: int(getattr(self, f.name)) for f in fields(self)}
         d["sms"] = int(sms)
         return d
 
     @property
-    def P(self) -> int:
-        return (self.H + 2 * self.pad - self.dilation * (self.R - 1) - 1) // self.stride + 1
-
-    @property
-    def Q(self) -> int:
-        return (self.W + 2 * self.pad - self.dilation * (self.S - 1) - 1) // self.stride + 1
-
-    @property
     def flops(self) -> int:
-        return 2 * self.N * self.P * self.Q * self.K * self.C * self.R * self.S
+        return 2 * self.gemm_m * self.gemm_n * self.gemm_k
 
 
 def same_pad(R: int, dilation: int = 1) -> int:
-    """Padding that keeps P == H at stride 1 for an odd filter."""
-    return dilation * (R - 1) // 2
+    """"Same" padding: the pad that makes the span of :data:`SPANS` ``H - 1``, so P == H at stride 1
+    for an odd filter.  ``dilation * (R - 1) // 2``, for integers only (a float raises ``TypeError``
+    instead of making a float pad)."""
+    return dilation * (R - 1) >> 1
 
 
-# --------------------------------------------------------------------------- expression language
-_ALLOWED_CALLS = {"cdiv": 2, "min": 2, "max": 2}
-
-
-def _check(node: ast.AST, names: set[str]) -> None:
-    if isinstance(node, ast.Expression):
-        _check(node.body, names)
-    elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
-        _check(node.left, names)
-        _check(node.right, names)
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ALLOWED_CALLS:
-        if len(node.args) != _ALLOWED_CALLS[node.func.id] or node.keywords:
-            raise ValueError(f"bad call {ast.dump(node)}")
-        for a in node.args:
-            _check(a, names)
-    elif isinstance(node, ast.Name):
-        if node.id not in names:
-            raise ValueError(f"unknown name {node.id!r}")
-    elif isinstance(node, ast.Constant) and type(node.value) is int:
-        pass
-    else:
-        raise ValueError(f"unsupported syntax in feature expression: {ast.dump(node)}")
-
-
-def _parse(expr: str, names: set[str]) -> ast.Expression:
-    tree = ast.parse(expr, mode="eval")
-    _check(tree, names)
-    return tree
-
-
-def _cpp(node: ast.AST) -> str:
-    if isinstance(node, ast.Expression):
-        return _cpp(node.body)
-    if isinstance(node, ast.BinOp):
-        op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "/", ast.Mod: "%"}[type(node.op)]
-        return f"({_cpp(node.left)} {op} {_cpp(node.right)})"
-    if isinstance(node, ast.Call):
-        a, b = (_cpp(x) for x in node.args)
-        fn = {"cdiv": "pk_cdiv", "min": "pk_min", "max": "pk_max"}[node.func.id]  # type: ignore[attr-defined]
-        return f"{fn}({a}, {b})"
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Constant):
-        return f"INT64_C({node.value})"
-    raise AssertionError(node)
-
-
-def _all_defs() -> list[tuple[str, str]]:
-    return list(DERIVED) + [(f"f_{n}", e) for n, e in FEATURES]
-
-
-def _compile_python() -> Callable[..., tuple[int, ...]]:
+def _compile_features() -> Callable[..., tuple[int, ...]]:
     names = set(ARGS)
+    py = PythonExpr()
     lines = [f"def _features({', '.join(ARGS)}):"]
     for name, expr in DERIVED:
-        _parse(expr, names)
+        lines.append(f"    {name} = {py(parse(expr, names))}")
         names.add(name)
-        lines.append(f"    {name} = {expr}")
-    for _, expr in FEATURES:
-        _parse(expr, names)
-    lines.append("    return (" + ", ".join(f"({e})" for _, e in FEATURES) + ",)")
-    ns: dict[str, object] = {"cdiv": lambda a, b: -(-a // b)}
-    exec(compile("\n".join(lines), "<predictor.features>", "exec"), ns)  # noqa: S102 - our own constants
-    return ns["_features"]  # type: ignore[return-value]
+    lines.append("    return (" + ", ".join(f"({py(parse(e, names))})" for _, e in FEATURES) + ",)")
+    return _exec("\n".join(lines) + "\n", "_features")
 
 
-_FEATURES_FN = _compile_python()
+_FEATURES_FN = _compile_features()
+_SPAN_FNS = {out: _exec(f"def span(a):\n    return {PythonExpr({n: f'a[{n!r}]' for n in ARGS})(parse(e, ARGS))}\n",
+                        "span") for out, e in SPANS.items()}
 
 
 def validate(args: Mapping[str, int]) -> None:
@@ -193,10 +168,10 @@ def validate(args: Mapping[str, int]) -> None:
         if not lo <= int(v) <= hi:
             raise ValueError(f"{name}={v} is out of range [{lo}, {hi}]")
     a = {k: int(args[k]) for k in ARGS}
-    if a["H"] + 2 * a["pad"] - a["dilation"] * (a["R"] - 1) - 1 < 0:
-        raise ValueError(f"R={a['R']} (dilated) does not fit in H={a['H']} with pad={a['pad']}: output height P < 1")
-    if a["W"] + 2 * a["pad"] - a["dilation"] * (a["S"] - 1) - 1 < 0:
-        raise ValueError(f"S={a['S']} (dilated) does not fit in W={a['W']} with pad={a['pad']}: output width Q < 1")
+    for out, x, f, word in OUTPUT_EXTENTS:
+        if _SPAN_FNS[out](a) < 0:
+            raise ValueError(f"{f}={a[f]} (dilated) does not fit in {x}={a[x]} with pad={a['pad']}: "
+                             f"output {word} {out} < 1")
 
 
 def compute(args: Mapping[str, int], check: bool = True) -> tuple[int, ...]:
@@ -204,10 +179,6 @@ def compute(args: Mapping[str, int], check: bool = True) -> tuple[int, ...]:
     if check:
         validate(args)
     return _FEATURES_FN(*(int(args[k]) for k in ARGS))
-
-
-def compute_many(rows: Iterable[Mapping[str, int]]) -> list[tuple[int, ...]]:
-    return [compute(r) for r in rows]
 
 
 def frame(df, sms: int | None = None):  # type: ignore[no-untyped-def]
@@ -223,20 +194,27 @@ def frame(df, sms: int | None = None):  # type: ignore[no-untyped-def]
                         columns=list(FEATURE_NAMES), index=df.index)
 
 
+# --------------------------------------------------------------------------- the table in C++
 def cpp_feature_code(indent: str = "  ") -> str:
-    """C++ statements computing ``f_<name>`` int64 locals from the argument locals."""
-    out = []
-    for name, expr in _all_defs():
-        out.append(f"{indent}const std::int64_t {name} = {_cpp(_parse(expr, set(ARGS) | {n for n, _ in _all_defs()}))};")
-    return "\n".join(out)
+    """C++ statements computing the derived values and ``f_<name>`` int64 locals from the argument locals."""
+    defs = list(DERIVED) + [(f"f_{n}", e) for n, e in FEATURES]
+    names = set(ARGS) | {n for n, _ in defs}
+    cpp = CppExpr()
+    return "\n".join(f"{indent}const std::int64_t {name} = {cpp(parse(expr, names))};" for name, expr in defs)
 
 
 def cpp_validation_code(indent: str = "  ", error: str = "-1") -> str:
-    """C++ statements returning ``error`` where :func:`validate` would raise."""
-    out = []
-    for name in ARGS:
-        lo, hi = LIMITS[name]
-        out.append(f"{indent}if ({name} < INT64_C({lo}) || {name} > INT64_C({hi})) return {error};")
-    out.append(f"{indent}if (H + 2 * pad - dilation * (R - 1) - 1 < 0) return {error};")
-    out.append(f"{indent}if (W + 2 * pad - dilation * (S - 1) - 1 < 0) return {error};")
+    """C++ statements returning ``error`` where :func:`validate` would raise (the limits are
+    checked first, so the spans cannot overflow)."""
+    out = [f"{indent}if ({name} < INT64_C({lo}) || {name} > INT64_C({hi})) return {error};"
+           for name, (lo, hi) in ((n, LIMITS[n]) for n in ARGS)]
+    plain = CppExpr(literal="{}", parens="needed")
+    out += [f"{indent}if ({plain(parse(SPANS[o], ARGS))} < 0) return {error};" for o, *_ in OUTPUT_EXTENTS]
     return "\n".join(out)
+
+
+def cpp_output_extents(names: Mapping[str, str]) -> dict[str, str]:
+    """C++ expressions of the output extents (``{"P": ..., "Q": ...}``) of a validated problem,
+    with the arguments renamed by ``names`` (e.g. ``{"H": "s[2]"}``)."""
+    plain = CppExpr(names, literal="{}", parens="needed")
+    return {out: plain(expand(out, DERIVED)) for out, *_ in OUTPUT_EXTENTS}

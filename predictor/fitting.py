@@ -33,6 +33,7 @@ import numpy as np
 from .portfolio import (
     ShapeTable, TrainError, best_single, geomean_score, greedy_portfolio, picked_times, portfolio_targets,
 )
+from .schema import split_sm_key
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.
 KINDS = ("class", "repick", "regret")
@@ -207,7 +208,7 @@ class CVResult:
 def base_keys(keys: np.ndarray) -> np.ndarray:
     """Problem keys without the ``@sm<count>`` suffix of multi-SM-count training: the same
     convolution measured at several SM counts stays in one fold."""
-    return np.array([str(k).split("@sm")[0] for k in keys])
+    return np.array([split_sm_key(k)[0] for k in keys])
 
 
 def _folds(table: ShapeTable, folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -19,22 +19,24 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import logging
 import math
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .cli import display_path, refuse_overwrite, require, run_main
+from .cli import TIMED_LOG_FORMAT, display_path, refuse_overwrite, require, run_main
 from .config import SEED_CONFIG, Family, KernelConfig
 from .features import ConvProblem
 from .portfolio import effective_times
-from .schema import file_sha256, read_metadata, read_sweep
+from .schema import SHAPE_COLUMNS, file_sha256, read_metadata, read_sweep
 from .space import family_grid
+
+if TYPE_CHECKING:  # the backend needs torch: imported where a GPU is used
+    from .cuda_backend import CudaBackend
 
 _LOG = logging.getLogger("predictor.gpu_eval")
 
@@ -100,7 +102,7 @@ def cublaslt_int8_us(p: ConvProblem) -> float | None:
 
 
 def _problem(row: pd.Series) -> ConvProblem:
-    return ConvProblem(*(int(row[c]) for c in ("N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation")))
+    return ConvProblem(*(int(row[c]) for c in SHAPE_COLUMNS))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -154,15 +156,15 @@ def run(args: argparse.Namespace) -> int:
             if fam is SEED_CONFIG.family:
                 roles["seed"] = SEED_CONFIG.name
             uniq = sorted(set(roles.values()))
-            meas = {r["config"]: r for r in backend.measure(p, [KernelConfig.from_name(n) for n in uniq])}
+            meas = {r.config: r for r in backend.measure(p, [KernelConfig.from_name(n) for n in uniq])}
             rec: dict[str, Any] = {"family": fam.value, "shape_key": p.key, "source": row["source"],
                                    "gflop": p.flops / 1e9, "picked_config": sel.name, "oracle_config": oracle,
                                    "fallback": sel.fallback}
             for role, name in roles.items():
                 m = meas[name]
-                t = m["retime_us"] if not math.isnan(m["retime_us"]) else m["time_us"]
-                rec[f"{role}_us"] = t if m["status"] == "ok" else math.nan
-                rec[f"{role}_status"] = m["status"]
+                t = m.retime_us if not math.isnan(m.retime_us) else m.time_us
+                rec[f"{role}_us"] = t if m.status == "ok" else math.nan
+                rec[f"{role}_status"] = m.status
             rec["sweep_oracle_us"] = float(rows_shape["t"].min())
             try:
                 if fam.spec.element_a == "f16":
@@ -186,13 +188,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dispatch(disp: Any, backend: Any, fam: Family, p: ConvProblem) -> dict[str, Any]:
+def _dispatch(disp: Any, backend: CudaBackend, fam: Family, p: ConvProblem) -> dict[str, Any]:
     import torch
 
     from .cuda_backend import check_output
 
-    t = backend._tensors(p, fam)
-    shape = [p.N, p.C, p.H, p.W, p.K, p.R, p.S, p.stride, p.pad, p.dilation]
+    t = backend.tensors(p, fam)
+    shape = [int(getattr(p, c)) for c in SHAPE_COLUMNS]
     sms = int(backend.info.get("sms", 132))
     ws_bytes = disp.workspace_bytes(fam.value, shape, sms)
     ws = torch.zeros(max(ws_bytes, 1), dtype=torch.uint8, device="cuda")
@@ -267,25 +269,22 @@ def report(res: pd.DataFrame, args: argparse.Namespace, meta: dict[str, Any]) ->
     return "\n".join(lines) + "\n"
 
 
-def graph_config_us(backend: Any, cfg: KernelConfig, p: ConvProblem, t: dict[str, Any]) -> tuple[float, bool]:
+def graph_config_us(backend: CudaBackend, cfg: KernelConfig, p: ConvProblem, t: dict[str, Any]) -> tuple[float, bool]:
     """(time, verified) of one config through the C ABI, checked once, then timed as a CUDA-graph
     replay of back-to-back launches (like the vendor calls)."""
     import torch
 
     from .cuda_backend import check_output, poison
 
-    pr = backend._problem(p, cfg)
-    st, _, ws = backend._call(cfg, pr, t, 0)
+    st, ws = backend.query(cfg, p, t)  # allocates the workspace before any capture
     if st != 0:
         return math.nan, False
-    backend._workspace(ws)  # allocate before any capture
     poison(t["d"], cfg.family)
-    st, _, _ = backend._call(cfg, pr, t, 1, ws_need=ws)
-    if st != 0:
+    if backend.launch(cfg, p, t, ws) != 0:
         return math.nan, False
     ok = check_output(t["d"], t["ref"], cfg.family).ok
     torch.cuda.synchronize()
-    return graph_time_us(lambda: backend._call(cfg, pr, t, 1, ws_need=ws)), ok
+    return graph_time_us(lambda: backend.launch(cfg, p, t, ws)), ok
 
 
 def run_cross_family(args: argparse.Namespace) -> int:
@@ -318,7 +317,7 @@ def run_cross_family(args: argparse.Namespace) -> int:
             cfgs["sm90_pick"] = select(p.N, p.C, p.H, p.W, p.K, p.R, p.S, family=fam90.value, **kw).config
         except (FileNotFoundError, ValueError) as exc:
             _LOG.warning("no %s pick: %s", fam90.value, exc)
-        tensors = {f: backend._tensors(p, f) for f in {c.family for c in cfgs.values()}}  # each family's layouts
+        tensors = {f: backend.tensors(p, f) for f in {c.family for c in cfgs.values()}}  # each family's layouts
         rec: dict[str, Any] = {"shape_key": p.key, "source": row["source"], "gflop": p.flops / 1e9}
         for role, cfg in cfgs.items():
             rec[f"{role}_config"] = cfg.name
@@ -410,7 +409,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.summarize:
         print(fair_summary(pd.read_csv(args.summarize)))
         return 0
@@ -428,7 +426,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; unusable input (or a missing extra) ends in one line on stderr (exit 2)."""
-    return run_main("predictor.gpu_eval", _main, argv)
+    return run_main("predictor.gpu_eval", _main, argv, TIMED_LOG_FORMAT)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from .fitting import (
 )
 from .portfolio import ShapeTable, TrainError, best_single, family_table, metrics, picked_times
 from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256, read_metadata, read_sweep
+from .targets import TARGETS
 
 _LOG = logging.getLogger(__name__)
 
@@ -305,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"model kind to evaluate (repeatable; default: class and {DEFAULT_KIND})")
     p.add_argument("--family", choices=[f.value for f in Family], action="append",
                    help="only this family (repeatable; default: every family in the sweeps)")
-    p.add_argument("--target", choices=["sm_87"], default=None, help="restrict configs as predictor.train does")
+    p.add_argument("--target", choices=list(TARGETS), default=None, help="restrict configs as predictor.train does")
     p.add_argument("--max-portfolio", type=int, default=Settings.max_portfolio, help="largest k considered")
     p.add_argument("--folds", type=int, default=Settings.folds, help="inner GroupKFold splits")
     p.add_argument("--seed", type=int, default=Settings.seed)

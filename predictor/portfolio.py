@@ -27,10 +27,11 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from . import targets
 from .config import Family, KernelConfig
 from .features import DEFAULT_SMS, LIMITS
 from .features import frame as feature_frame
-from .schema import SHAPE_COLUMNS
+from .schema import SHAPE_COLUMNS, sm_keys
 
 _LOG = logging.getLogger(__name__)
 
@@ -143,6 +144,17 @@ class TrainError(ValueError):
     """The sweep cannot train a model (no usable rows, unknown family, ...)."""
 
 
+def measured_smem(rows: pd.DataFrame) -> pd.Series:
+    """Per config of ``rows``: the largest ``smem_bytes`` measured (> 0), -1 where none was."""
+    return rows.groupby("config")["smem_bytes"].agg(lambda s: int(s[s > 0].max()) if (s > 0).any() else -1)
+
+
+def configs_fit(smem: pd.Series, target: str) -> dict[str, bool]:
+    """Per config (index of ``smem``, :func:`measured_smem`): whether a GPU of ``target``
+    (:mod:`predictor.targets`) runs it (:meth:`~predictor.config.KernelConfig.fits`)."""
+    return {str(c): KernelConfig.from_name(str(c)).fits(target, int(b)) for c, b in smem.items()}
+
+
 @dataclass(frozen=True, eq=False)
 class FamilyTable:
     """One family's problems as the trainer sees them (:func:`family_table`)."""
@@ -160,8 +172,9 @@ def family_table(df: pd.DataFrame, family: Family, target: str | None = None) ->
     """The problem table of one family from its sweep rows (any status; see the module docstring).
 
     Several SM counts (green-context partitions) make each (shape, sms) a problem of its own, keyed
-    ``<shape_key>@sm<count>``, with ``sms`` a feature; the default SM count is the largest.
-    ``target="sm_87"`` keeps only configs with ``sm87_ok`` on every row."""
+    ``<shape_key>@sm<count>`` (:func:`predictor.schema.sm_key`), with ``sms`` a feature; the default
+    SM count is the largest.  ``target`` (a :data:`predictor.targets.TARGETS` name, e.g. ``sm_87``)
+    keeps only the configs that run there, judged from their measured shared memory."""
     fam_rows = df[df["family"] == family.value]
     n_shapes_all = int(fam_rows["shape_key"].nunique())
     rows = eligible_rows(fam_rows)
@@ -175,7 +188,7 @@ def family_table(df: pd.DataFrame, family: Family, target: str | None = None) ->
     sms = int(sms_values.index[0])
     if len(sms_values) > 1:
         sms = int(max(sms_values.index))
-        rows = rows.assign(shape_key=rows["shape_key"].astype(str) + "@sm" + rows["sms"].astype(int).astype(str))
+        rows = rows.assign(shape_key=sm_keys(rows["shape_key"], rows["sms"]))
         n_shapes_all = int(fam_rows.drop_duplicates(["shape_key", "sms"]).shape[0])
         _LOG.info("%s: SM counts %s are a feature; default sms = %d", family.value,
                   sorted(int(v) for v in sms_values.index), sms)
@@ -186,13 +199,13 @@ def family_table(df: pd.DataFrame, family: Family, target: str | None = None) ->
     configs = sorted(rows["config"].unique())
     dropped_target: list[str] = []
     if target:
-        if target != "sm_87":
-            raise TrainError(f"unknown --target {target!r} (supported: sm_87)")
-        ok87 = fam_rows.groupby("config")["sm87_ok"].agg(lambda s: bool(s.fillna(False).astype(bool).all()))
-        dropped_target = [c for c in configs if not ok87.get(c, False)]
+        if target not in targets.TARGETS:
+            raise TrainError(f"unknown --target {target!r} (supported: {', '.join(targets.TARGETS)})")
+        fit = configs_fit(measured_smem(fam_rows[fam_rows["config"].isin(configs)]), target)
+        dropped_target = [c for c in configs if not fit.get(c, False)]
         configs = [c for c in configs if c not in dropped_target]
-        _LOG.info("%s: --target %s drops %d config(s) with sm87_ok == False", family.value, target,
-                  len(dropped_target))
+        _LOG.info("%s: --target %s drops %d config(s) that do not run there (shared memory or architecture)",
+                  family.value, target, len(dropped_target))
         if not configs:
             raise TrainError(f"{family.value}: no config fits {target}")
     for c in configs:
@@ -324,10 +337,5 @@ def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.n
     return label, regret
 
 
-def oracle_config(table: ShapeTable) -> np.ndarray:
-    """Index of each shape's fastest config."""
-    return np.nanargmin(table.times, axis=1)
-
-
 __all__ = ["ShapeTable", "FamilyTable", "TrainError", "family_table", "build_table", "eligible_rows", "effective_times", "picked_times", "metrics",
-           "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "oracle_config"]
+           "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit"]

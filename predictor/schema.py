@@ -1,54 +1,130 @@
-"""The sweep file format: columns, statuses, reading with validation, merging with duplicate
-detection.  One row per (family, shape, config)."""
+"""The sweep file format: the row type (:class:`Row`, whose fields are the columns), statuses,
+reading with validation, merging with duplicate detection, SM-count problem keys.  One row per
+(family, shape, config)."""
 from __future__ import annotations
 
 import hashlib
 import json
 import logging
+import math
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
 
+from .timing import TIMING_METHOD
+
 _LOG = logging.getLogger(__name__)
 
 STATUSES = ("ok", "cannot_implement", "compile_error", "launch_error", "wrong_result")
 
-SHAPE_COLUMNS = ["N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation"]
+_NAN = math.nan
+
+
+def _column(doc: str, default: Any = MISSING, *, older: Any = MISSING, shape: bool = False) -> Any:
+    """A :class:`Row` field: its meaning (``doc``), the value of a new row (``default``), for a
+    column added after the first sweeps the value that an older file without it means (``older``),
+    and whether it is an argument of the problem (``shape``)."""
+    meta = {"doc": doc, "shape": shape, **({} if older is MISSING else {"older": older})}
+    return field(metadata=meta) if default is MISSING else field(default=default, metadata=meta)
+
+
+@dataclass
+class Row:
+    """One row of a sweep file: one config measured on one problem.  The fields are the file's
+    columns, in the order written; a backend fills the measurement (``config`` .. ``timing_method``),
+    the collector the problem and the device (``family`` .. ``gpu_uuid``)."""
+
+    config: str = _column("KernelConfig.name: every field that changes the kernel")
+    kernel: str = _column("compiled kernel instance (config without split-k)")
+    status: str = _column("ok | cannot_implement | compile_error | launch_error | wrong_result", "ok")
+    verified: bool = _column("output matched the reference (only ok rows are verified)", False)
+    max_abs_err: float = _column("largest |kernel - reference| over the output", _NAN)
+    bad_frac: float = _column("fraction of output elements outside tolerance", _NAN)
+    time_us: float = _column("median time of one launch (first pass), microseconds", _NAN)
+    time_p20_us: float = _column("20th percentile of the timed batches", _NAN)
+    time_p80_us: float = _column("80th percentile of the timed batches", _NAN)
+    time_min_us: float = _column("fastest batch", _NAN)
+    retime_us: float = _column("median of a second, interleaved timing of the shape's fastest configs (else empty)",
+                               _NAN)
+    iters: int = _column("launches per timed batch", 0)
+    reps: int = _column("timed batches", 0)
+    smem_bytes: int = _column("sizeof(SharedStorage) of the compiled kernel (-1: unknown)", -1)
+    error: str = _column("compiler/runtime message of a failed row", "", older="")
+    timing_method: int = _column("how the row was timed (predictor.timing): 1 = re-timing biased, use time_us; "
+                                 "2 = warm-up batch dropped in every call, retime_us comparable",
+                                 TIMING_METHOD, older=1)
+    family: str = _column("config family (i8nc32 = int8 NCxHWx<32>, f16nhwc = fp16 NHWC)", "")
+    shape_key: str = _column("canonical problem key (n.._c.._h.._w.._k.._r.._s.._u<stride>_p<pad>_d<dilation>)", "")
+    source: str = _column("where the problem came from: grid, random, net:<network>, user:<file>", "")
+    N: int = _column("problem size", 0, shape=True)
+    C: int = _column("problem size", 0, shape=True)
+    H: int = _column("problem size", 0, shape=True)
+    W: int = _column("problem size", 0, shape=True)
+    K: int = _column("problem size", 0, shape=True)
+    R: int = _column("problem size", 0, shape=True)
+    S: int = _column("problem size", 0, shape=True)
+    stride: int = _column("problem size", 0, shape=True)
+    pad: int = _column("problem size", 0, shape=True)
+    dilation: int = _column("problem size", 0, shape=True)
+    sm87_ok: bool = _column("fits a Jetson Orin (sm_87) block's shared memory; kept for older readers, decided "
+                            "from smem_bytes (predictor.targets)", False)
+    sms: int = _column("SMs the kernels could use", 0)
+    gpu: str = _column("GPU name as the driver reports it", "")
+    gpu_uuid: str = _column("GPU UUID as the driver reports it", "", older="")
+
+    @classmethod
+    def failed(cls, config: str, kernel: str, status: str, error: str = "", **fields_: Any) -> "Row":
+        """The row of a config that was not timed: ``status`` (not ``ok``) and why; nothing measured."""
+        if status == "ok" or status not in STATUSES:
+            raise ValueError(f"a failed row needs a status of {STATUSES[1:]}, got {status!r}")
+        return cls(config=config, kernel=kernel, status=status, error=error, **fields_)
+
+    def asdict(self) -> dict[str, Any]:
+        """The row as ``{column: value}``, in column order."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+#: The problem's columns: the arguments of ``predictor.features.ConvProblem``, in order.
+SHAPE_COLUMNS = [f.name for f in fields(Row) if f.metadata["shape"]]
 KEY_COLUMNS = ["family", "shape_key", "config"]
 
-#: Required columns and their meaning (sweeps/README.md documents the same list).
-COLUMNS: dict[str, str] = {
-    "family": "config family (i8nc32 = int8 NCxHWx<32>, f16nhwc = fp16 NHWC)",
-    "shape_key": "canonical problem key (n.._c.._h.._w.._k.._r.._s.._u<stride>_p<pad>_d<dilation>)",
-    "source": "where the problem came from: grid, random, net:<network>, user:<file>",
-    **{c: "problem size" for c in SHAPE_COLUMNS},
-    "config": "KernelConfig.name: every field that changes the kernel",
-    "kernel": "compiled kernel instance (config without split-k)",
-    "status": "ok | cannot_implement | compile_error | launch_error | wrong_result",
-    "verified": "output matched the reference (only ok rows are verified)",
-    "max_abs_err": "largest |kernel - reference| over the output",
-    "bad_frac": "fraction of output elements outside tolerance",
-    "time_us": "median time of one launch (first pass), microseconds",
-    "time_p20_us": "20th percentile of the timed batches",
-    "time_p80_us": "80th percentile of the timed batches",
-    "time_min_us": "fastest batch",
-    "retime_us": "median of a second, interleaved timing of the shape's fastest configs (else empty)",
-    "iters": "launches per timed batch",
-    "reps": "timed batches",
-    "smem_bytes": "sizeof(SharedStorage) of the compiled kernel",
-    "sm87_ok": "fits a Jetson Orin (sm_87) block's 163 KB of shared memory",
-    "sms": "SMs the kernels could use",
-    "gpu": "GPU name as the driver reports it",
-}
+#: Every column and its meaning (sweeps/README.md documents the same list), in the order written.
+COLUMNS: dict[str, str] = {f.name: f.metadata["doc"] for f in fields(Row)}
 
 #: Columns added after the first sweeps, with the value that older files mean.
-OPTIONAL: dict[str, tuple[str, Any]] = {
-    "timing_method": ("how the row was timed (predictor.timing): 1 = re-timing biased, use time_us; "
-                      "2 = warm-up batch dropped in every call, retime_us comparable", 1),
-}
+OPTIONAL: dict[str, tuple[str, Any]] = {f.name: (f.metadata["doc"], f.metadata["older"])
+                                        for f in fields(Row) if "older" in f.metadata}
 
-REQUIRED = list(COLUMNS)
+#: Columns every sweep file has (older files lack the :data:`OPTIONAL` ones).
+REQUIRED = [c for c in COLUMNS if c not in OPTIONAL]
+
+
+def rows_frame(rows: Iterable[Row]) -> pd.DataFrame:
+    """A sweep frame of ``rows`` (every column, in order)."""
+    return pd.DataFrame([r.asdict() for r in rows], columns=list(COLUMNS))
+
+
+# ---------------------------------------------------------------------------- SM-count problem keys
+SM_KEY_SEPARATOR = "@sm"
+
+
+def sm_key(shape_key: str, sms: int) -> str:
+    """The key of a problem measured at ``sms`` SMs, where several SM counts train one model
+    (``<shape_key>@sm<count>``)."""
+    return f"{shape_key}{SM_KEY_SEPARATOR}{int(sms)}"
+
+
+def sm_keys(shape_keys: pd.Series, sms: pd.Series) -> pd.Series:
+    """:func:`sm_key` of every row (columns ``shape_key`` and ``sms`` of a sweep frame)."""
+    return shape_keys.astype(str) + SM_KEY_SEPARATOR + sms.astype(int).astype(str)
+
+
+def split_sm_key(key: str) -> tuple[str, int | None]:
+    """``(shape_key, sms)`` of a key made by :func:`sm_key`; ``sms`` is None for a plain shape key."""
+    base, sep, sms = str(key).partition(SM_KEY_SEPARATOR)
+    return base, (int(sms) if sep else None)
 
 
 class SweepFormatError(ValueError):

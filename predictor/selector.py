@@ -35,8 +35,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .config import FAMILY_SPECS, Family, KernelConfig
-from .export_py import INVALID, UNSUPPORTED, compile_selector
-from .features import FEATURE_NAMES, validate
+from .codegen import ResultCode
+from .export_py import compile_selector
+from .features import CHANNEL_ARGS, FEATURE_NAMES, same_pad, validate
 from .resources import models_dir
 from .tree_ir import TreeIR
 
@@ -194,12 +195,9 @@ def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: in
     elif type(sms) is int and not m.sms_range[0] <= sms <= m.sms_range[1]:
         _sms_error(m, sms)
     if pad is None:
-        if R == S:
-            try:  # dilation * (R - 1) // 2 for integers; a float or str raises (>> needs integers)
-                pad = dilation * (R - 1) >> 1
-            except TypeError:
-                pad = _same_pad(R, S, dilation)
-        else:
+        try:
+            pad = same_pad(R, dilation) if R == S else _same_pad(R, S, dilation)
+        except TypeError:  # not integers: validation names the argument
             pad = _same_pad(R, S, dilation)
     i = m.fn(N, C, H, W, K, R, S, stride, pad, dilation, sms)
     if i >= 0:
@@ -208,8 +206,9 @@ def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: in
 
 
 def _same_pad(R: Any, S: Any, dilation: Any) -> int:
-    """"Same" padding for the unusual cases: R != S (error naming pad), numpy integers, and values
-    that validation will reject (0 placeholder: the error then names R, S or dilation)."""
+    """:func:`~predictor.features.same_pad` for the unusual cases: R != S (error naming pad), numpy
+    integers, and values that validation will reject (0 placeholder: the error then names R, S or
+    dilation)."""
     try:
         if isinstance(R, bool) or isinstance(S, bool) or isinstance(dilation, bool):
             return 0
@@ -218,23 +217,23 @@ def _same_pad(R: Any, S: Any, dilation: Any) -> int:
         return 0
     if r != s_:
         raise ValueError(f"pad=None ('same' padding) needs R == S, got R={r}, S={s_}: pass pad explicitly")
-    return d * (r - 1) // 2
+    return same_pad(r, d)
 
 
 def _slow_path(m: LoadedModel, code: int, N: Any, C: Any, H: Any, W: Any, K: Any, R: Any, S: Any, stride: Any,
                pad: Any, dilation: Any, sms: Any, on_unsupported: str) -> Selection:
     """Errors, numpy integers and the channel-padding fallback."""
     args = dict(N=N, C=C, H=H, W=W, K=K, R=R, S=S, stride=stride, pad=pad, dilation=dilation, sms=sms)
-    if code == INVALID:
+    if code == ResultCode.INVALID_SHAPE:
         validate(args)  # raises ValueError naming the argument
         args = {k: int(v) for k, v in args.items()}  # e.g. numpy integers: valid, retry as int
         code = m.fn(*args.values())
         if code >= 0:
             return m.selections[code]
-    if code != UNSUPPORTED:  # pragma: no cover - validate() and the generated checks agree
+    if code != ResultCode.UNSUPPORTED_SHAPE:  # pragma: no cover - validate() and the generated checks agree
         raise AssertionError(f"generated selector returned {code} for valid arguments {args}")
     cm = FAMILY_SPECS[m.family].channel_multiple
-    bad = [a for a in ("C", "K") if args[a] % cm]
+    bad = [a for a in CHANNEL_ARGS if args[a] % cm]
     if on_unsupported != "pad":
         if on_unsupported != "raise":
             raise ValueError(f"on_unsupported must be 'raise' or 'pad', got {on_unsupported!r}")

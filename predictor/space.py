@@ -1,15 +1,20 @@
 """The configuration grid of each family, as data.
 
-The base tiles are read from ``cutlass_library``'s own SM80 generator (the tile descriptions it
-lists for the family's math instruction); the grid then varies stages, swizzle, iterator
-algorithm, warp arrangement and serial split-k around them, and drops configurations whose
-shared memory no supported GPU can give a block.  Every config records whether a Jetson Orin
+The base tiles are read from ``cutlass_library``'s own generator for the family (the tile
+descriptions it lists for the family's math instruction); the grid then varies stages, swizzle,
+iterator algorithm, warp arrangement and serial split-k around them, and drops configurations
+whose shared memory no supported GPU can give a block.  Every config records whether a Jetson Orin
 (sm_87, 163 KB per block) can run it: :func:`runs_on`.
+
+Each family's grid is one entry of :data:`GRIDS`: a :class:`Sm80Grid` (CUTLASS 2.x families) or
+:class:`Sm90Grid` (CUTLASS 3.x families) naming the ``cutlass_library`` generator function and the
+family's own grid knobs.  A new family needs its ``FAMILY_SPECS`` entry and its ``GRIDS`` entry.
 """
 from __future__ import annotations
 
 import logging
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from .config import (
     SEED_CONFIG, SMEM_LIMIT_BYTES, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm,
@@ -18,18 +23,98 @@ from .config import (
 
 _LOG = logging.getLogger(__name__)
 
-_GENERATORS = {
-    Family.INT8_NC32HW32: "GenerateSM80_TensorOp_16832_Interleaved",
-    Family.FP16_NHWC: "GenerateSM80_TensorOp_16816",
-    Family.F16_NHWC_SM90: "GenerateSM90_Conv3x",
-    Family.I8_NHWC_SM90: "GenerateSM90_Conv3x",
+#: (threadblock shape, stages, warp count) of a CUTLASS 2.x tile.
+Tile = tuple[tuple[int, int, int], int, tuple[int, int, int]]
+
+
+@dataclass(frozen=True)
+class Sm80Grid:
+    """The sweep grid of a CUTLASS 2.x family (:func:`family_grid`): the generator's tiles plus
+    ``extra_tiles``, each at several stage counts; swizzle, iterator and serial split-k variations
+    around the generator's tiles of at most 128x128 and at most ``max_varied_tile_k``; ``seeds``."""
+
+    #: ``cutlass_library.generator`` function whose conv2d fprop tiles seed the grid.
+    generator: str
+    #: Alignment (elements) of A, B, C of every config.
+    align: tuple[int, int, int]
+    #: Tiles swept next to the generator's.
+    extra_tiles: tuple[Tile, ...] = ()
+    #: Variations apply to tiles with at most this threadblock K (fp16's K=64 tiles are kept at
+    #: the generator's stage counts, which bounds the grid and its compile time).
+    max_varied_tile_k: int = 128
+    #: Configs added as they are.
+    seeds: tuple[KernelConfig, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sm90Grid:
+    """The sweep grid of a CUTLASS 3.x family (:func:`sm90_grid`), as (tile M, tile N) knobs; the
+    tile K of a family is 4 wgmma K steps (64 for fp16, 128 for int8)."""
+
+    #: ``cutlass_library.generator`` function whose 2-D fprop kernels seed the grid.
+    generator: str = "GenerateSM90_Conv3x"
+    #: Family whose generator tiles give the grid's (M, N) list (the 16-bit list: the int8 one is
+    #: a subset).
+    tiles_of: Family = Family.F16_NHWC_SM90
+    extra_tiles: tuple[tuple[int, int], ...] = ((128, 64),)
+    cluster_1x2_tiles: tuple[tuple[int, int], ...] = ((64, 64), (64, 128), (128, 64), (128, 128), (128, 256),
+                                                      (256, 128))
+    nosmem_tiles: tuple[tuple[int, int], ...] = ((64, 64), (64, 128), (128, 64), (128, 128), (128, 256),
+                                                 (256, 128))
+    #: Explicit shallower pipelines: (tile M, tile N) -> stages.
+    shallow: tuple[tuple[tuple[int, int], int], ...] = (((64, 64), 4), ((64, 128), 4), ((128, 64), 4),
+                                                         ((128, 128), 3))
+
+
+#: The grid of every family: adding a family means one entry here (and its ``FAMILY_SPECS`` entry).
+GRIDS: dict[Family, Sm80Grid | Sm90Grid] = {
+    Family.INT8_NC32HW32: Sm80Grid(
+        generator="GenerateSM80_TensorOp_16832_Interleaved",
+        align=(16, 16, 8),
+        extra_tiles=(
+            ((128, 128, 64), 4, (2, 2, 1)),  # the seed's tile (warp 64x64x64)
+            ((128, 64, 64), 4, (2, 1, 1)),  # warp 64x64
+            ((64, 128, 64), 4, (1, 2, 1)),  # warp 64x64
+            ((128, 128, 128), 3, (2, 2, 1)),
+            ((128, 64, 128), 3, (2, 2, 1)),
+            ((64, 64, 128), 4, (2, 2, 1)),
+            ((256, 128, 128), 3, (4, 2, 1)),
+            ((64, 32, 64), 6, (2, 1, 1)),
+            ((32, 64, 64), 6, (1, 2, 1)),
+        ),
+        max_varied_tile_k=128,
+        seeds=(SEED_CONFIG, SEED_CONFIG.with_split_k(2)),
+    ),
+    Family.FP16_NHWC: Sm80Grid(
+        generator="GenerateSM80_TensorOp_16816",
+        align=(8, 8, 8),
+        extra_tiles=(
+            ((128, 64, 32), 4, (2, 1, 1)),
+            ((64, 32, 32), 6, (2, 1, 1)),
+        ),
+        max_varied_tile_k=32,
+    ),
+    Family.F16_NHWC_SM90: Sm90Grid(),
+    Family.I8_NHWC_SM90: Sm90Grid(),
 }
 
 
-#: Stage sweeps and variations apply to tiles with at most this threadblock K (fp16's K=64 tiles
-#: are kept at the generator's stage counts, which bounds the grid and its compile time).
-_SWEEP_MAX_TILE_K = {Family.INT8_NC32HW32: 128, Family.FP16_NHWC: 32}
-_SWEEP_MAX_TILE_MN = {Family.INT8_NC32HW32: 256 * 256, Family.FP16_NHWC: 128 * 128}
+def grid_spec(family: Family) -> Sm80Grid | Sm90Grid:
+    """The :data:`GRIDS` entry of ``family`` (``ValueError`` naming where to add a missing one)."""
+    try:
+        return GRIDS[family]
+    except KeyError:
+        raise ValueError(f"family {family.value} has no sweep grid: add its entry to predictor.space.GRIDS "
+                         "(docs/adding_a_family.md)") from None
+
+
+def _generator_operations(family: Family) -> list[Any]:
+    """Every operation the family's ``cutlass_library`` generator function appends (CUDA 13.0)."""
+    from cutlass_library import generator
+
+    manifest = _CaptureManifest()
+    getattr(generator, grid_spec(family).generator)(manifest, "13.0")
+    return manifest.operations
 
 
 class _CaptureManifest:
@@ -45,25 +130,22 @@ class _CaptureManifest:
         self.operations.append(op)
 
 
-def generator_tiles(family: Family) -> list[tuple[tuple[int, int, int], int, tuple[int, int, int]]]:
+def generator_tiles(family: Family) -> list[Tile]:
     """(threadblock shape, stages, warp count) of every conv2d fprop tile that ``cutlass_library``'s
     SM80 generator emits for ``family``, in the generator's order, deduplicated.  For a CUTLASS 3.x
     family: the tiles of :func:`generator_tiles_3x` with stages 0 (auto) and the derived warp count
     (1, 1, 1), so they compare equal to the configs' own ``(tb, stages, warp_count)``."""
-    from cutlass_library import generator
     from cutlass_library.library import ConvKind, DataType, LayoutType, OperationKind
 
     spec = family.spec
     if spec.cutlass_api == 3:
-        out3: list[tuple[tuple[int, int, int], int, tuple[int, int, int]]] = []
+        out3: list[Tile] = []
         for tb, _cluster in generator_tiles_3x(family):
             if (tb, 0, (1, 1, 1)) not in out3:
                 out3.append((tb, 0, (1, 1, 1)))
         return out3
-    manifest = _CaptureManifest()
-    getattr(generator, _GENERATORS[family])(manifest, "13.0")
-    out: list[tuple[tuple[int, int, int], int, tuple[int, int, int]]] = []
-    for op in manifest.operations:
+    out: list[Tile] = []
+    for op in _generator_operations(family):
         if getattr(op, "operation_kind", None) != OperationKind.Conv2d or op.conv_kind != ConvKind.Fprop:
             continue
         if (op.A.element != getattr(DataType, spec.element_a) or op.C.element != getattr(DataType, spec.element_c)
@@ -83,15 +165,12 @@ def generator_tiles_3x(family: Family) -> list[tuple[tuple[int, int, int], tuple
     with the family's input type (its accumulator/output types vary; the tile and cluster are what
     is taken), in the generator's order, deduplicated, keeping the tiles whose K is the family's
     (4 wgmma K steps: 64 for fp16, 128 for int8)."""
-    from cutlass_library import generator
     from cutlass_library.library import ConvKind, DataType, OperationKind
 
     spec = family.spec
-    manifest = _CaptureManifest()
-    getattr(generator, _GENERATORS[family])(manifest, "13.0")
     tile_k = 4 * spec.instruction_shape[2]
     out: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = []
-    for op in manifest.operations:
+    for op in _generator_operations(family):
         if (getattr(op, "operation_kind", None) != OperationKind.Conv2d or op.conv_kind != ConvKind.Fprop
                 or not getattr(op, "is_3x", False)):
             continue
@@ -107,8 +186,7 @@ def generator_tiles_3x(family: Family) -> list[tuple[tuple[int, int, int], tuple
     return out
 
 
-#: SM90 grid knobs, as (tile M, tile N); the tile K of a family is 4 wgmma K steps (64 for fp16,
-#: 128 for int8).  Tiles: the 16-bit 2-D fprop tiles of ``GenerateSM90_Conv3x`` (its int8 list is
+#: The SM90 grid (:class:`Sm90Grid`'s defaults).  Tiles: the 16-bit 2-D fprop tiles of ``GenerateSM90_Conv3x`` (its int8 list is
 #: a subset) plus 128x64 (the generator prefers 64x128, but conv layers with few output channels
 #: want the M-major tile).  Every tile is built with clusters 1x1 and 2x1 (the generator's; 2x1
 #: multicasts the filter tile to the two CTAs of a cluster); 1x2 (multicasts the activation tile)
@@ -118,30 +196,29 @@ def generator_tiles_3x(family: Family) -> list[tuple[tuple[int, int, int], tuple
 #: that two or three CTAs share an SM (with automatic stages every tile fills the SM's shared memory
 #: and runs one CTA per SM).  Kernel schedule: the warp-specialized implicit-GEMM schedule, the only
 #: one CUTLASS 4.2 has for conv.  Every config of both grids compiles (nvcc 13.0, CUTLASS 4.2).
-_SM90_EXTRA_TILES = [(128, 64)]
-_SM90_CLUSTER_1X2_TILES = [(64, 64), (64, 128), (128, 64), (128, 128), (128, 256), (256, 128)]
-_SM90_NOSMEM_TILES = [(64, 64), (64, 128), (128, 64), (128, 128), (128, 256), (256, 128)]
-_SM90_SHALLOW = {(64, 64): 4, (64, 128): 4, (128, 64): 4, (128, 128): 3}
 
 
-def _sm90_generator_tiles_mn() -> list[tuple[int, int]]:
-    """(M, N) of the 16-bit 2-D fprop tiles ``GenerateSM90_Conv3x`` lists (with K = 64)."""
+def _generator_tiles_mn(family: Family) -> list[tuple[int, int]]:
+    """(M, N) of the 2-D fprop tiles ``cutlass_library``'s generator lists for ``family``."""
     out: list[tuple[int, int]] = []
-    for tb, _ in generator_tiles_3x(Family.F16_NHWC_SM90):
+    for tb, _ in generator_tiles_3x(family):
         if tb[:2] not in out:
             out.append(tb[:2])  # type: ignore[arg-type]
     return out
 
 
 def sm90_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
-    """The sweep grid of a CUTLASS 3.x family (see the constants above); empty if ``arch_limit``
+    """The sweep grid of a CUTLASS 3.x family (its :class:`Sm90Grid`); empty if ``arch_limit``
     cannot run the family."""
     if not family.spec.supports(arch_limit):
         return []
+    knobs = grid_spec(family)
+    if not isinstance(knobs, Sm90Grid):
+        raise ValueError(f"family {family.value}: its GRIDS entry is not an Sm90Grid")
     tile_k = 4 * family.spec.instruction_shape[2]
     gen = generator_tiles_3x(family)
     tiles: list[tuple[int, int, int]] = []
-    for mn in _sm90_generator_tiles_mn() + [tb[:2] for tb, _ in gen] + _SM90_EXTRA_TILES:
+    for mn in _generator_tiles_mn(knobs.tiles_of) + [tb[:2] for tb, _ in gen] + list(knobs.extra_tiles):
         tb = (mn[0], mn[1], tile_k)
         if tb not in tiles:
             tiles.append(tb)
@@ -159,11 +236,11 @@ def sm90_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
         add(tb, (2, 1, 1))
     for tb, cluster in gen:  # whatever else the generator lists (1x2 for 64x64)
         add(tb, cluster)
-    for mn in _SM90_CLUSTER_1X2_TILES:
+    for mn in knobs.cluster_1x2_tiles:
         add(mn, (1, 2, 1))
-    for mn in _SM90_NOSMEM_TILES:
+    for mn in knobs.nosmem_tiles:
         add(mn, epi=nosmem)
-    for mn, st in _SM90_SHALLOW.items():
+    for mn, st in knobs.shallow:
         add(mn, stages=st)
     return sorted(cfgs.values(), key=lambda c: c.name)
 
@@ -172,10 +249,10 @@ def _cfg(family: Family, tb, warp_count, stages, swizzle=Swizzle.Identity1,
          iterator=IteratorAlgorithm.Optimized, split_k=1) -> KernelConfig:
     spec = family.spec
     warp = (tb[0] // warp_count[0], tb[1] // warp_count[1], tb[2] // warp_count[2])
-    align = (16, 16, 8) if family is Family.INT8_NC32HW32 else (8, 8, 8)
     base = KernelConfig(
         family=family, tb=tuple(tb), warp=warp, inst=spec.instruction_shape, stages=stages,
-        swizzle=swizzle, iterator=iterator, stride_support=StrideSupport.Strided, align=align,
+        swizzle=swizzle, iterator=iterator, stride_support=StrideSupport.Strided,
+        align=_sm80_grid(family).align,
         epilogue=spec.epilogue,
     )
     return base.with_split_k(split_k)
@@ -205,36 +282,19 @@ def _stage_choices(tb: tuple[int, int, int], gen_stages: int) -> list[int]:
 def family_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
     """The sweep grid for ``family``: valid configs whose estimated shared memory fits ``arch_limit``
     (CUTLASS 3.x families: :func:`sm90_grid`)."""
-    if family.spec.cutlass_api == 3:
+    if isinstance(grid_spec(family), Sm90Grid):
         out3 = sm90_grid(family, arch_limit)
         _LOG.info("%s grid: %d configs (CUTLASS 3.x, %s only)", family.value, len(out3), family.spec.arch_min)
         return out3
+    knobs = _sm80_grid(family)
     tiles = generator_tiles(family)
-    extra: list[tuple[tuple[int, int, int], int, tuple[int, int, int]]]
-    if family is Family.INT8_NC32HW32:
-        extra = [
-            ((128, 128, 64), 4, (2, 2, 1)),  # the seed's tile (warp 64x64x64)
-            ((128, 64, 64), 4, (2, 1, 1)),  # warp 64x64
-            ((64, 128, 64), 4, (1, 2, 1)),  # warp 64x64
-            ((128, 128, 128), 3, (2, 2, 1)),
-            ((128, 64, 128), 3, (2, 2, 1)),
-            ((64, 64, 128), 4, (2, 2, 1)),
-            ((256, 128, 128), 3, (4, 2, 1)),
-            ((64, 32, 64), 6, (2, 1, 1)),
-            ((32, 64, 64), 6, (1, 2, 1)),
-        ]
-    else:
-        extra = [
-            ((128, 64, 32), 4, (2, 1, 1)),
-            ((64, 32, 32), 6, (2, 1, 1)),
-        ]
     cfgs: dict[str, KernelConfig] = {}
 
     def add(c: KernelConfig) -> None:
         if runs_on(c, arch_limit):
             cfgs.setdefault(c.name, c)
 
-    all_tiles = tiles + [t for t in extra if t not in tiles]
+    all_tiles = tiles + [t for t in knobs.extra_tiles if t not in tiles]
     for tb, gen_stages, wc in all_tiles:
         # stage sweep (optimized iterator, identity swizzle)
         for st in _stage_choices(tb, gen_stages):
@@ -247,7 +307,7 @@ def family_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]
     # problems), each at the generator's stage count, once per tile shape
     varied: set[tuple[int, int, int]] = set()
     for tb, st, wc in tiles:
-        if tb in varied or tb[0] * tb[1] > 128 * 128 or tb[2] > _SWEEP_MAX_TILE_K[family]:
+        if tb in varied or tb[0] * tb[1] > 128 * 128 or tb[2] > knobs.max_varied_tile_k:
             continue
         varied.add(tb)
         for sw in (Swizzle.Identity2, Swizzle.Identity4, Swizzle.Identity8):
@@ -255,9 +315,8 @@ def family_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]
         add(_cfg(family, tb, wc, st, iterator=IteratorAlgorithm.Analytic))
         for sk in (2, 4):
             add(_cfg(family, tb, wc, st, split_k=sk))
-    if family is Family.INT8_NC32HW32:
-        add(SEED_CONFIG)
-        add(SEED_CONFIG.with_split_k(2))
+    for seed in knobs.seeds:
+        add(seed)
     out = sorted(cfgs.values(), key=lambda c: c.name)
     _LOG.info("%s grid: %d configs, %d kernel instances", family.value, len(out),
               len({c.kernel_name for c in out}))
@@ -274,13 +333,12 @@ def default_config(family: Family) -> KernelConfig:
     return _cfg(family, tb, wc, st)
 
 
-def kernel_instances(cfgs: Iterable[KernelConfig]) -> dict[str, KernelConfig]:
-    """One representative config (split-k 1) per compiled kernel instance."""
-    out: dict[str, KernelConfig] = {}
-    for c in cfgs:
-        out.setdefault(c.kernel_name, c.with_split_k(1))
-    return out
+def _sm80_grid(family: Family) -> Sm80Grid:
+    knobs = grid_spec(family)
+    if not isinstance(knobs, Sm80Grid):
+        raise ValueError(f"family {family.value}: its GRIDS entry is not an Sm80Grid")
+    return knobs
 
 
-__all__ = ["family_grid", "generator_tiles", "generator_tiles_3x", "sm90_grid", "default_config",
-           "kernel_instances", "runs_on", "EpilogueFunctor"]
+__all__ = ["GRIDS", "Sm80Grid", "Sm90Grid", "Tile", "family_grid", "generator_tiles", "generator_tiles_3x",
+           "grid_spec", "sm90_grid", "default_config", "runs_on", "EpilogueFunctor"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 #: Method id recorded in every row (``timing_method``); 1 = the earlier method (re-timing biased:
 #: use ``time_us``), 2 = this module's.
@@ -39,6 +39,11 @@ LONG_REPS = 3
 SLOW_FACTOR = 3.0
 #: Upper bound on launches per batch.
 MAX_ITERS = 10000
+#: Defaults of every backend and of ``predictor.collect``: length of one timed batch (ms), timed
+#: batches per (config, problem), configs re-timed per problem.
+TARGET_MS = 0.25
+REPS = 5
+RETIME_TOP = 3
 
 #: ``call(batches, iters) -> (status, per-launch µs of each batch)``: one call into a timing loop.
 BatchCall = Callable[[int, int], tuple[int, list[float]]]
@@ -112,33 +117,53 @@ def retime(calls: dict[str, tuple[BatchCall, Plan]], rounds: int) -> dict[str, f
     return {n: statistics.median(v) for n, v in samples.items() if v}
 
 
+def method(warmup: int | None) -> int:
+    """The ``timing_method`` of rows timed with ``warmup`` batches dropped (None: the default):
+    :data:`TIMING_METHOD`, or 1 for ``warmup == 0`` (the earlier method, for comparisons)."""
+    return TIMING_METHOD if warmup != 0 else 1
+
+
+class TimedRow(Protocol):
+    """The fields of a row (``predictor.schema.Row``) that the timing writes."""
+
+    config: str
+    time_us: float
+    time_p20_us: float
+    time_p80_us: float
+    time_min_us: float
+    retime_us: float
+    iters: int
+    reps: int
+
+
 class Problem:
     """The timing of one problem's configs, in the method's order: :meth:`first_pass` for each
     config as it is checked (the plan depends on the fastest sizing launch so far), then
-    :meth:`retime_fastest` once.  Rows are the collector's dicts; only timing fields are written."""
+    :meth:`retime_fastest` once.  Rows are ``predictor.schema.Row``; only timing fields are written."""
 
     def __init__(self, target_ms: float, reps: int, warmup: int | None = None) -> None:
         self.target_ms, self.reps, self.warmup = target_ms, reps, warmup
         self.best_ms = math.inf
         self.plans: dict[str, tuple[BatchCall, Plan]] = {}
 
-    def first_pass(self, row: dict, call: BatchCall, one_launch_ms: float) -> int:
-        """Time ``row["config"]`` (sizing launch ``one_launch_ms``) into ``row``; the call's status."""
+    def first_pass(self, row: TimedRow, call: BatchCall, one_launch_ms: float) -> int:
+        """Time ``row.config`` (sizing launch ``one_launch_ms``) into ``row``; the call's status."""
         p = plan(one_launch_ms, self.best_ms, self.target_ms, self.reps, self.warmup)
         self.best_ms = min(self.best_ms, one_launch_ms)
         st, us = timed(call, p)
         if st != 0:
             return st
         s = stats(us)
-        row.update(time_us=s.time_us, time_p20_us=s.time_p20_us, time_p80_us=s.time_p80_us,
-                   time_min_us=s.time_min_us, iters=p.iters, reps=s.reps)
-        self.plans[row["config"]] = (call, p)
+        row.time_us, row.time_p20_us, row.time_p80_us = s.time_us, s.time_p20_us, s.time_p80_us
+        row.time_min_us, row.iters, row.reps = s.time_min_us, p.iters, s.reps
+        self.plans[row.config] = (call, p)
         return 0
 
-    def retime_fastest(self, rows: list[dict], top: int) -> None:
-        """Re-time the ``top`` fastest timed rows, interleaved (:func:`retime`), into ``retime_us``."""
-        ok = sorted((r for r in rows if r["config"] in self.plans), key=lambda r: r["time_us"])[:top]
+    def retime_fastest(self, rows: Sequence[TimedRow], top: int) -> None:
+        """Re-time the ``top`` fastest timed rows (:class:`TimedRow`), interleaved (:func:`retime`),
+        into ``retime_us``."""
+        ok = sorted((r for r in rows if r.config in self.plans), key=lambda r: r.time_us)[:top]
         if len(ok) > 1:
-            again = retime({r["config"]: self.plans[r["config"]] for r in ok}, self.reps)
+            again = retime({r.config: self.plans[r.config] for r in ok}, self.reps)
             for r in ok:
-                r["retime_us"] = again.get(r["config"], math.nan)
+                r.retime_us = again.get(r.config, math.nan)

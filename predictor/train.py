@@ -56,11 +56,15 @@ from .cli import display_path, refuse_overwrite, run_main
 from .config import SEED_CONFIG, Family
 from .features import FEATURE_NAMES
 from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.train has always offered
-    DEFAULT_KIND, DEPTH_GRID, K_GRID, MIN_LEAF_GRID, WEIGHTINGS, CVResult, _folds, base_keys, cross_validate,
+    DEFAULT_KIND, DEPTH_GRID, K_GRID, MIN_LEAF_GRID, WEIGHTINGS, CVResult, Fitted, _folds, base_keys, cross_validate,
     fit_model, training_set,
 )
-from .portfolio import ShapeTable, TrainError, best_single, eligible_rows, family_table, metrics, picked_times
+from .portfolio import (
+    FamilyTable, ShapeTable, TrainError, best_single, eligible_rows, family_table, metrics, picked_times,
+)
+from .portfolio import configs_fit, measured_smem
 from .schema import file_sha256, read_metadata, read_sweep
+from .targets import TARGETS
 from .tree_ir import Leaf, TreeIR
 
 _LOG = logging.getLogger(__name__)
@@ -143,20 +147,23 @@ def summary_markdown(s: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: str, target: str | None,
-                 max_portfolio: int, seed: int, holdout_prefixes: Sequence[str], folds: int = 5,
-                 tolerance: float = 0.002, k_grid: Sequence[int] | None = None,
-                 depth_grid: Sequence[int] = DEPTH_GRID, min_leaf_grid: Sequence[int] = MIN_LEAF_GRID,
-                 weightings: Sequence[str] = WEIGHTINGS, command: str = "",
-                 slug_override: str | None = None, kind: str = DEFAULT_KIND) -> FamilyModel:
-    """Train the model of one family from its sweep rows (any status); ``kind``: see
-    :mod:`predictor.fitting`."""
-    t0 = time.time()
+@dataclass
+class TrainingSets:
+    """One family's problems split into training and held-out shapes, with their features."""
+
+    ft: FamilyTable
+    train: ShapeTable
+    hold: ShapeTable
+    X: np.ndarray  # features of the training shapes
+    Xh: np.ndarray  # features of the held-out shapes (0 rows if none)
+
+
+def training_sets(df: pd.DataFrame, family: Family, target: str | None,
+                  holdout_prefixes: Sequence[str]) -> TrainingSets:
+    """The family's table (:func:`predictor.portfolio.family_table`) split by ``holdout_prefixes``
+    of the shapes' ``source``; at least 2 training shapes."""
     ft = family_table(df, family, target)
-    table, fam_rows, gpu, sms = ft.table, ft.fam_rows, ft.gpu, ft.sms
-    n_shapes_all, dropped_target = ft.n_shapes_all, ft.configs_dropped_for_target
-    configs = table.configs
-    dropped = n_shapes_all - table.n_shapes
+    table = ft.table
     hold = np.array([any(s.startswith(p) for p in holdout_prefixes) for s in table.sources], dtype=bool)
     train_t, hold_t = table.subset(np.nonzero(~hold)[0]), table.subset(np.nonzero(hold)[0])
     if train_t.n_shapes < 2:
@@ -165,42 +172,26 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
     X = train_t.features().to_numpy(dtype=np.int64)
     Xh = (hold_t.features().to_numpy(dtype=np.int64) if hold_t.n_shapes
           else np.zeros((0, len(FEATURE_NAMES)), np.int64))
+    return TrainingSets(ft, train_t, hold_t, X, Xh)
+
+
+def portfolio_sizes(k_grid: Sequence[int] | None, max_portfolio: int) -> list[int]:
+    """The portfolio sizes k to cross-validate: ``k_grid`` (default :data:`K_GRID` and
+    ``max_portfolio``) limited to 1..``max_portfolio``."""
     if k_grid is None:
         k_grid = sorted({k for k in K_GRID if k <= max_portfolio} | {max_portfolio})
-    k_grid = [k for k in k_grid if 1 <= k <= max_portfolio] or [max_portfolio]
+    return [k for k in k_grid if 1 <= k <= max_portfolio] or [max_portfolio]
 
-    cv = cross_validate(train_t, X, k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid,
-                        weightings=weightings, folds=folds, seed=seed, tolerance=tolerance, kind=kind)
+
+def _model_meta(family: Family, sets: TrainingSets, fitted: Fitted, cv: CVResult, *, slug: str, target: str | None,
+                sweep: Path, sweep_sha: str, seed: int, kind: str) -> dict[str, Any]:
+    """The metadata stored with the model (tree IR and joblib), before the scores are added."""
+    fam_rows, names = sets.ft.fam_rows, list(fitted.classes)
     k, weighting, min_leaf, depth = cv.chosen
-    _LOG.info("%s: CV over %d combinations in %.1fs; chosen kind=%s k=%d weighting=%s min_samples_leaf=%d "
-              "max_depth=%d (geomean %.4f)", family.value, len(cv.scores), cv.seconds, kind, k, weighting,
-              min_leaf, depth, cv.scores[cv.chosen])
-
-    # ---- final model on all training shapes
-    fitted = fit_model(train_t, X, kind, cv.chosen, seed)
-    clf = fitted.model
-    names = list(fitted.classes)
-    smem = (fam_rows[fam_rows["config"].isin(names)].groupby("config")["smem_bytes"]
-            .agg(lambda s: int(s[s > 0].max()) if (s > 0).any() else -1))
-    sm87 = fam_rows[fam_rows["config"].isin(names)].groupby("config")["sm87_ok"].agg(
-        lambda s: bool(s.fillna(False).astype(bool).all()))
-    slug = slug_override or target_slug(gpu, target)
-
-    def evaluate(t: ShapeTable, Xs: np.ndarray, ir: TreeIR) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if t.n_shapes == 0:
-            return {"model": None, "best_single": None, "seed": None}
-        model_idx = np.array([t.configs.index(n) for n in ir.predict_many(Xs.tolist())])
-        out["model"] = metrics(t.oracle, picked_times(t, model_idx))
-        out["best_single"] = metrics(t.oracle, picked_times(t, np.full(t.n_shapes, single_all)))
-        out["seed"] = (metrics(t.oracle, picked_times(t, np.full(t.n_shapes, seed_idx)))
-                       if seed_idx is not None else None)
-        return out
-
-    single_all = best_single(train_t)
-    seed_idx = train_t.config_index(SEED_CONFIG.name) if family is SEED_CONFIG.family else None
-    meta: dict[str, Any] = {
-        "family": family.value, "gpu": gpu, "gpu_slug": slug, "target": target, "sms": sms,
+    smem = measured_smem(fam_rows[fam_rows["config"].isin(names)])
+    sm87 = configs_fit(smem, "sm_87")  # the header's sm87_ok, judged from the measured shared memory
+    return {
+        "family": family.value, "gpu": sets.ft.gpu, "gpu_slug": slug, "target": target, "sms": sets.ft.sms,
         "sms_trained": sorted(int(v) for v in fam_rows.loc[fam_rows["status"] == "ok", "sms"].unique()),
         "sweep": sweep.name, "sweep_sha256": sweep_sha, "feature_names": list(FEATURE_NAMES),
         "portfolio": names, "hyperparameters": {"kind": kind, "k": k, "max_depth": depth,
@@ -210,41 +201,99 @@ def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: st
         "sm87_ok": {n: bool(sm87.get(n, False)) for n in names},
         "versions": _versions(),
     }
-    ir = TreeIR.from_sklearn(clf, FEATURE_NAMES, classes=names, meta=meta, check_X=X)
-    if len(Xh):
-        ir.check_against(clf, Xh)
-    cv_block: dict[str, Any] = {
+
+
+def _fixed_pick(t: ShapeTable, config: int | None) -> dict[str, float] | None:
+    """Metrics of picking the config of index ``config`` on every shape of ``t`` (None: no such config)."""
+    return metrics(t.oracle, picked_times(t, np.full(t.n_shapes, config))) if config is not None else None
+
+
+def score_model(t: ShapeTable, Xs: np.ndarray, ir: TreeIR, single: int, seed_idx: int | None) -> dict[str, Any]:
+    """Metrics of the model, the best single config (index ``single``) and ``SEED_CONFIG``
+    (``seed_idx``, None if not of the family) on the shapes of ``t`` (features ``Xs``)."""
+    if t.n_shapes == 0:
+        return {"model": None, "best_single": None, "seed": None}
+    model_idx = np.array([t.configs.index(n) for n in ir.predict_many(Xs.tolist())])
+    return {"model": metrics(t.oracle, picked_times(t, model_idx)), "best_single": _fixed_pick(t, single),
+            "seed": _fixed_pick(t, seed_idx)}
+
+
+def _cv_block(train_t: ShapeTable, cv: CVResult, single_all: int, seed_idx: int | None) -> dict[str, Any]:
+    return {
         "model": metrics(train_t.oracle, picked_times(train_t, cv.model_picks)),
         "best_single": metrics(train_t.oracle, picked_times(train_t, cv.single_picks)),
         # SEED_CONFIG is not fitted: its "CV" numbers are over all training shapes
-        "seed": (metrics(train_t.oracle, picked_times(train_t, np.full(train_t.n_shapes, seed_idx)))
-                 if seed_idx is not None else None),
+        "seed": _fixed_pick(train_t, seed_idx),
         "best_single_config": train_t.configs[single_all] if single_all >= 0 else None,
     }
-    summary: dict[str, Any] = {
-        "family": family.value, "gpu": gpu, "gpu_slug": slug, "target": target, "sms": sms,
-        "sweep": str(sweep), "sweep_sha256": sweep_sha,
-        "shapes": {"all": n_shapes_all, "dropped_no_ok": dropped, "train": train_t.n_shapes,
-                   "holdout": hold_t.n_shapes},
-        "holdout_prefixes": list(holdout_prefixes), "configs": len(configs),
-        "configs_dropped_for_target": dropped_target,
-        "rows": {"all": int(len(fam_rows)), "eligible": ft.n_eligible_rows},
-        "portfolio": names, "hyperparameters": meta["hyperparameters"],
+
+
+def _summary(family: Family, sets: TrainingSets, meta: dict[str, Any], ir: TreeIR, cv: CVResult,
+             cv_block: dict[str, Any], scores: dict[str, dict[str, Any]], *, sweep: Path,
+             holdout_prefixes: Sequence[str]) -> dict[str, Any]:
+    """The model's summary (``.summary.json``; :func:`summary_markdown` renders it)."""
+    ft, train_t, hold_t = sets.ft, sets.train, sets.hold
+    return {
+        "family": family.value, "gpu": ft.gpu, "gpu_slug": meta["gpu_slug"], "target": meta["target"],
+        "sms": ft.sms, "sweep": str(sweep), "sweep_sha256": meta["sweep_sha256"],
+        "shapes": {"all": ft.n_shapes_all, "dropped_no_ok": ft.n_shapes_all - ft.table.n_shapes,
+                   "train": train_t.n_shapes, "holdout": hold_t.n_shapes},
+        "holdout_prefixes": list(holdout_prefixes), "configs": len(ft.table.configs),
+        "configs_dropped_for_target": ft.configs_dropped_for_target,
+        "rows": {"all": int(len(ft.fam_rows)), "eligible": ft.n_eligible_rows},
+        "portfolio": meta["portfolio"], "hyperparameters": meta["hyperparameters"],
         "tree": {"splits": len(ir.nodes) - ir.n_leaves, "leaves": ir.n_leaves, "depth": ir.depth,
                  "features_used": [FEATURE_NAMES[f] for f in ir.used_features()],
                  "configs_predicted": sorted({n.label for n in ir.nodes if isinstance(n, Leaf)})},
-        "cv": cv_block, "holdout": evaluate(hold_t, Xh, ir), "in_sample": evaluate(train_t, X, ir),
+        "cv": cv_block, "holdout": scores["holdout"], "in_sample": scores["in_sample"],
         "cv_grid": {**cv.grid, "combinations": len(cv.scores),
                     "top": [{"k": c[0], "weighting": c[1], "min_samples_leaf": c[2], "max_depth": c[3],
                              "geomean": round(s, 5)}
                             for c, s in sorted(cv.scores.items(), key=lambda kv: -kv[1])[:10]]},
         "scoring": SCORING_NOTE,
     }
+
+
+def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: str, target: str | None,
+                 max_portfolio: int, seed: int, holdout_prefixes: Sequence[str], folds: int = 5,
+                 tolerance: float = 0.002, k_grid: Sequence[int] | None = None,
+                 depth_grid: Sequence[int] = DEPTH_GRID, min_leaf_grid: Sequence[int] = MIN_LEAF_GRID,
+                 weightings: Sequence[str] = WEIGHTINGS, command: str = "",
+                 slug_override: str | None = None, kind: str = DEFAULT_KIND) -> FamilyModel:
+    """Train the model of one family from its sweep rows (any status); ``kind``: see
+    :mod:`predictor.fitting`."""
+    t0 = time.time()
+    sets = training_sets(df, family, target, holdout_prefixes)
+    train_t, hold_t, X, Xh = sets.train, sets.hold, sets.X, sets.Xh
+    cv = cross_validate(train_t, X, k_grid=portfolio_sizes(k_grid, max_portfolio), depth_grid=depth_grid,
+                        min_leaf_grid=min_leaf_grid, weightings=weightings, folds=folds, seed=seed,
+                        tolerance=tolerance, kind=kind)
+    k, weighting, min_leaf, depth = cv.chosen
+    _LOG.info("%s: CV over %d combinations in %.1fs; chosen kind=%s k=%d weighting=%s min_samples_leaf=%d "
+              "max_depth=%d (geomean %.4f)", family.value, len(cv.scores), cv.seconds, kind, k, weighting,
+              min_leaf, depth, cv.scores[cv.chosen])
+
+    # ---- final model on all training shapes
+    fitted = fit_model(train_t, X, kind, cv.chosen, seed)
+    slug = slug_override or target_slug(sets.ft.gpu, target)
+    meta = _model_meta(family, sets, fitted, cv, slug=slug, target=target, sweep=sweep, sweep_sha=sweep_sha,
+                       seed=seed, kind=kind)
+    ir = TreeIR.from_sklearn(fitted.model, FEATURE_NAMES, classes=meta["portfolio"], meta=meta, check_X=X)
+    if len(Xh):
+        ir.check_against(fitted.model, Xh)
+
+    # ---- scores: CV (out of fold), held-out shapes, in-sample
+    single_all = best_single(train_t)
+    seed_idx = train_t.config_index(SEED_CONFIG.name) if family is SEED_CONFIG.family else None
+    cv_block = _cv_block(train_t, cv, single_all, seed_idx)
+    scores = {"holdout": score_model(hold_t, Xh, ir, single_all, seed_idx),
+              "in_sample": score_model(train_t, X, ir, single_all, seed_idx)}
+    summary = _summary(family, sets, meta, ir, cv, cv_block, scores, sweep=sweep, holdout_prefixes=holdout_prefixes)
     _LOG.info("%s: trained in %.1f s%s", family.value, time.time() - t0, f" by {command}" if command else "")
     meta["cv"] = cv_block
     meta["holdout"] = summary["holdout"]
     ir = TreeIR(ir.feature_names, ir.classes, ir.nodes, meta).validate()
-    return FamilyModel(family, slug, clf, ir, summary, meta)
+    return FamilyModel(family, slug, fitted.model, ir, summary, meta)
 
 
 def _versions() -> dict[str, str]:
@@ -328,9 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the cross-validation folds and the trees")
     p.add_argument("--holdout-sources", nargs="*", default=[], metavar="PREFIX",
                    help="shapes whose source starts with one of these are held out (default: net:)")
-    p.add_argument("--target", choices=["sm_87"], default=None,
-                   help="restrict to configs that run on this arch (sm_87: sm87_ok == True); "
-                        "default: all configs of the sweep's GPU")
+    p.add_argument("--target", choices=list(TARGETS), default=None,
+                   help="restrict to configs that run on this arch (predictor.targets: its family runs there and "
+                        "its measured shared memory fits a block); default: all configs of the sweep's GPU")
     p.add_argument("--folds", type=int, default=5, help="GroupKFold splits")
     p.add_argument("--cv-tolerance", type=float, default=0.0,
                    help="prefer the smallest model within this much CV geomean of the best (0: the best; "

@@ -33,7 +33,8 @@ from .cli import display_path, refuse_overwrite, run_main
 from .config import SEED_CONFIG, Family
 from .features import frame as feature_frame
 from .portfolio import build_table, eligible_rows, metrics
-from .schema import file_sha256, read_metadata, read_sweep
+from .schema import file_sha256, read_metadata, read_sweep, sm_keys
+from .targets import TARGETS
 from .train import base_keys, train_family
 
 _LOG = logging.getLogger("predictor.transfer")
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     all_rows = pd.concat([full, *parts.values()], ignore_index=True)
     all_rows = all_rows[all_rows["family"] == fam.value]
     rows = eligible_rows(all_rows)
-    rows = rows.assign(problem=rows["shape_key"].astype(str) + "@sm" + rows["sms"].astype(int).astype(str))
+    rows = rows.assign(problem=sm_keys(rows["shape_key"], rows["sms"]))
     target = rows[rows["sms"] == args.target_sms]
     if target.empty:
         raise ValueError(f"no ok rows at sms={args.target_sms} in {args.partition}")
@@ -127,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.transfer", description=__doc__.split("\n\n")[0])
     p.add_argument("--full", required=True, help="whole-GPU sweep")
     p.add_argument("--partition", action="append", default=[], help="sweep measured on an SM partition (repeatable)")
-    p.add_argument("--target-sms", type=int, default=16, help="the SM count whose problems are scored")
+    p.add_argument("--target-sms", type=int, default=TARGETS["sm_87"].sms,
+                   help="the SM count whose problems are scored (default: a Jetson Orin's)")
     p.add_argument("--family", default=Family.INT8_NC32HW32.value, choices=[f.value for f in Family],
                    help="family to evaluate")
     p.add_argument("--folds", type=int, default=5, help="GroupKFold splits over problems")
@@ -140,7 +142,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     out = Path(args.out)
     target = out / f"REPORT_sm{args.target_sms}.md"
     refuse_overwrite([target], [out], args.overwrite,

@@ -19,6 +19,7 @@ from typing import Any
 from predictor import timing
 from predictor.config import KernelConfig
 from predictor.features import ConvProblem
+from predictor.schema import Row
 
 
 def true_time_us(prob: ConvProblem, cfg: KernelConfig) -> float:
@@ -33,8 +34,8 @@ class SyntheticBackend:
     name = "synthetic"
 
     def __init__(self, arch: str | None = None, delay: float | None = None, start_us: float = 8.0,
-                 noise: float = 0.01, target_ms: float = 0.25, reps: int = 5, retime_top: int = 3,
-                 seed: int = 0) -> None:
+                 noise: float = 0.01, target_ms: float = timing.TARGET_MS, reps: int = timing.REPS,
+                 retime_top: int = timing.RETIME_TOP, seed: int = 0) -> None:
         self.arch = arch or "sm_90"
         self.delay = float(os.environ.get("SYNTHETIC_DELAY", "0.0")) if delay is None else delay
         self.info = {"gpu": "synthetic", "sms": 132}
@@ -46,6 +47,12 @@ class SyntheticBackend:
     def prepare(self, configs: list[KernelConfig]) -> dict[str, Any]:
         return {"compiled": len({c.kernel_name for c in configs}), "compile_errors": 0}
 
+    def warm_up(self, seconds: float = 1.0) -> dict[str, Any]:
+        return {}  # no clocks to raise
+
+    def close(self) -> None:
+        pass
+
     def _call(self, t_us: float, rng: random.Random) -> timing.BatchCall:
         def call(batches: int, iters: int) -> tuple[int, list[float]]:
             out = []
@@ -56,23 +63,21 @@ class SyntheticBackend:
             return 0, out
         return call
 
-    def measure(self, prob: ConvProblem, configs: list[KernelConfig]) -> list[dict[str, Any]]:
+    def measure(self, prob: ConvProblem, configs: list[KernelConfig]) -> list[Row]:
         time.sleep(self.delay)
         if prob.key == os.environ.get("SYNTHETIC_CRASH_KEY"):
             os._exit(17)  # like a process killed by a sticky CUDA error
         rng = random.Random(zlib.crc32(f"{self.seed}/{prob.key}".encode()))
-        rows: list[dict[str, Any]] = []
+        rows: list[Row] = []
         tp = timing.Problem(self.target_ms, self.reps)
         for cfg in configs:
-            status = "cannot_implement" if (cfg.split_k_slices > 1 and prob.C * prob.R * prob.S < 64) else "ok"
-            row = {"config": cfg.name, "kernel": cfg.kernel_name, "status": status,
-                   "verified": status == "ok", "max_abs_err": 0.0, "bad_frac": 0.0,
-                   "time_us": math.nan, "time_p20_us": math.nan, "time_p80_us": math.nan,
-                   "time_min_us": math.nan, "retime_us": math.nan, "iters": 0, "reps": 0,
-                   "smem_bytes": cfg.smem_bytes_estimate, "error": "", "timing_method": timing.TIMING_METHOD}
-            rows.append(row)
-            if status != "ok":
+            if cfg.split_k_slices > 1 and prob.C * prob.R * prob.S < 64:
+                rows.append(Row.failed(cfg.name, cfg.kernel_name, "cannot_implement", max_abs_err=0.0, bad_frac=0.0,
+                                       smem_bytes=cfg.smem_bytes_estimate))
                 continue
+            row = Row(cfg.name, cfg.kernel_name, verified=True, max_abs_err=0.0, bad_frac=0.0,
+                      smem_bytes=cfg.smem_bytes_estimate)
+            rows.append(row)
             t = true_time_us(prob, cfg)
             one_ms = (t + self.start_us) / 1000  # the sizing launch is a first batch too
             tp.first_pass(row, self._call(t, rng), one_ms)

@@ -182,3 +182,75 @@ def test_problem_that_kills_the_process_is_recorded_after_two_crashes(tmp_path: 
     assert set(crashed["status"]) == {"launch_error"}
     assert crashed["error"].str.contains("died 2 time").all()
     assert (df[df["shape_key"] != bad]["status"] == "ok").mean() > 0.9
+
+
+# ---------------------------------------------------------------------------- the row type and the backend protocol
+def test_rows_written_by_the_collector_have_every_column_in_row_order(tmp_path: Path) -> None:
+    from dataclasses import fields
+
+    from predictor.schema import COLUMNS, Row
+
+    out = tmp_path / "r.parquet"
+    assert collect.main(["--out", str(out), *COMMON, "--shapes", "3"]) == 0
+    df = pd.read_parquet(out)
+    assert list(df.columns) == [f.name for f in fields(Row)] == list(COLUMNS)
+    assert {"error", "gpu_uuid", "timing_method"} <= set(COLUMNS)
+
+
+def test_an_older_file_without_the_optional_columns_still_reads(tmp_path: Path) -> None:
+    from predictor.schema import OPTIONAL, REQUIRED
+
+    # the columns every sweep file has had since the first sweeps: validation demands no more
+    assert set(REQUIRED) == {
+        "family", "shape_key", "source", "N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation", "config",
+        "kernel", "status", "verified", "max_abs_err", "bad_frac", "time_us", "time_p20_us", "time_p80_us",
+        "time_min_us", "retime_us", "iters", "reps", "smem_bytes", "sm87_ok", "sms", "gpu"}
+    out = tmp_path / "o.parquet"
+    assert collect.main(["--out", str(out), *COMMON, "--shapes", "2"]) == 0
+    old = tmp_path / "old.parquet"
+    write_sweep(pd.read_parquet(out).drop(columns=list(OPTIONAL)), old)
+    df = read_sweep(old)
+    assert (df["timing_method"] == 1).all() and (df["error"] == "").all() and (df["gpu_uuid"] == "").all()
+
+
+def test_failed_row_and_crashed_row() -> None:
+    import math
+
+    from predictor.config import SEED_CONFIG
+    from predictor.schema import Row
+
+    r = collect.crashed_row(SEED_CONFIG, 2)
+    assert (r.config, r.kernel, r.status, r.verified, r.smem_bytes) == (
+        SEED_CONFIG.name, SEED_CONFIG.kernel_name, "launch_error", False, -1)
+    assert math.isnan(r.time_us) and "died 2 time" in r.error
+    with pytest.raises(ValueError, match="failed row"):
+        Row.failed("a", "b", "ok")
+
+
+def test_a_backend_without_the_protocol_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    from predictor.backend import Backend
+    from tests.synthetic_backend import SyntheticBackend
+
+    assert isinstance(SyntheticBackend(), Backend)
+    assert collect.main(["--out", "never.parquet", "--family", "i8nc32", "--shapes", "1", "--max-configs", "1",
+                         "--backend", "collections:OrderedDict", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "not a predictor.backend.Backend" in err and "measure" in err and err.count("\n") == 1
+
+
+def test_sm_count_keys_round_trip() -> None:
+    from predictor.schema import sm_key, sm_keys, split_sm_key
+
+    key = "n1_c64_h56_w56_k64_r3_s3_u1_p1_d1"
+    assert sm_key(key, 16) == f"{key}@sm16"
+    assert split_sm_key(sm_key(key, 132)) == (key, 132)
+    assert split_sm_key(key) == (key, None)
+    assert list(sm_keys(pd.Series([key, key]), pd.Series([16.0, 132.0]))) == [f"{key}@sm16", f"{key}@sm132"]
+
+
+def test_default_problem_count_comes_from_the_family_spec(capsys: pytest.CaptureFixture[str]) -> None:
+    from predictor.config import Family
+
+    assert collect.main(["--out", "never.parquet", "--family", "f16nhwc", "--max-configs", "1", "--backend", BACKEND,
+                         "--dry-run"]) == 0
+    assert f"x {Family.FP16_NHWC.spec.default_problems} problems" in capsys.readouterr().out

@@ -1,6 +1,7 @@
 """Kernels are emitted with cutlass_library and compile with nvcc for both targets (no GPU needed):
-one kernel per family for sm_87 (Jetson Orin) and sm_90 (H100/H200), and the generated dispatcher
-of the shipped model through its CMake project."""
+one kernel per family for sm_87 (Jetson Orin) and sm_90 (H100/H200), a small generated dispatcher
+through emit's nvcc command, and the generated dispatcher of the shipped model through its CMake
+project."""
 from __future__ import annotations
 
 import shutil
@@ -11,7 +12,9 @@ import pytest
 
 pytest.importorskip("cutlass_library")
 from predictor.config import SEED_CONFIG, EpilogueFunctor, Family, KernelConfig  # noqa: E402
-from predictor.emit import build_library, kernel_source  # noqa: E402
+from predictor.emit import (  # noqa: E402
+    RUNTIME_HEADERS, build_library, build_libraries, kernel_instances, kernel_source, runtime_headers,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
@@ -29,6 +32,33 @@ def test_source_names_every_template_parameter() -> None:
     assert f"PK_EXPORT_KERNEL({SEED_CONFIG.kernel_name}," in src
 
 
+def test_source_with_and_without_its_runtime_include() -> None:
+    sm90 = KernelConfig.from_name("f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb")
+    for cfg in (SEED_CONFIG, sm90):
+        full, bare = kernel_source(cfg), kernel_source(cfg, include_runtime=False)
+        assert "#include" not in bare
+        assert [line for line in full.splitlines() if line.startswith("#include")] == [
+            f'#include "{RUNTIME_HEADERS[cfg.cutlass_api][-1]}"']
+        assert full.replace(f'#include "{RUNTIME_HEADERS[cfg.cutlass_api][-1]}"\n', "") == bare
+    assert runtime_headers([sm90, SEED_CONFIG]) == ["pk_runtime.h", "pk_runtime_sm90.h"]
+    assert runtime_headers([FP16, SEED_CONFIG]) == ["pk_runtime.h"]
+
+
+def test_one_instance_per_kernel() -> None:
+    inst = kernel_instances([SEED_CONFIG.with_split_k(2), FP16, SEED_CONFIG, FP16.with_split_k(4)])
+    assert list(inst) == [SEED_CONFIG.kernel_name, FP16.kernel_name]
+    assert inst[SEED_CONFIG.kernel_name] == SEED_CONFIG and inst[FP16.kernel_name] == FP16
+
+
+def test_dispatcher_defaults_follow_the_family_specs() -> None:
+    from predictor.dispatcher import DISPATCH_ARCHS, _cmake_text, default_families
+
+    assert default_families() == [f.value for f in Family if f.spec.arch_min == "sm_80"]
+    assert "set(CMAKE_CUDA_ARCHITECTURES 87 90)" in _cmake_text("x", [])
+    assert "set(CMAKE_CUDA_ARCHITECTURES 90a)" in _cmake_text("x", ["sm_90a"])
+    assert "for sm_90a only" in _cmake_text("x", ["sm_90a"]) and DISPATCH_ARCHS == ("sm_90", "sm_87")
+
+
 @pytest.mark.nvcc
 @needs_nvcc
 @pytest.mark.parametrize("arch", ["sm_87", "sm_90"])
@@ -37,9 +67,13 @@ def test_one_kernel_per_family_compiles(tmp_path: Path, arch: str) -> None:
     assert res.errors == {}
     assert sorted(res.compiled) == sorted([SEED_CONFIG.kernel_name, FP16.kernel_name])
     assert res.library is not None and res.library.exists()
-    # second build: everything from the cache
+    # second build: everything from the cache; per family, one library each
     again = build_library([SEED_CONFIG, FP16], arch, tmp_path, jobs=2, name="t", group=1)
     assert again.cached == 2
+    per_family = build_libraries([SEED_CONFIG, FP16], arch, tmp_path, jobs=2)
+    assert {f: (r.library.name if r.library else None, r.compiled) for f, r in per_family.items()} == {
+        Family.INT8_NC32HW32: ("libi8nc32.so", [SEED_CONFIG.kernel_name]),
+        Family.FP16_NHWC: ("libf16nhwc.so", [FP16.kernel_name])}
 
 
 @pytest.mark.nvcc
@@ -81,3 +115,39 @@ def test_library_reused_from_its_manifest_without_objects(tmp_path: Path) -> Non
     again = build_library([SEED_CONFIG], "sm_90", tmp_path, jobs=1, name="m", group=1)
     assert again.library == res.library and again.compiled == res.compiled
     assert not any((tmp_path / "sm_90" / "obj").iterdir())  # nothing was recompiled
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+def test_small_dispatcher_compiles_with_emits_nvcc_command(tmp_path: Path) -> None:
+    """A two-config int8 model (hand-made, in the trainer's file format) through generate and build."""
+    from predictor.dispatcher import build, generate
+    from predictor.export_cpp import export_models_dir
+    from predictor.features import FEATURE_NAMES
+    from predictor.tree_ir import Leaf, Split, TreeIR
+
+    classes = [SEED_CONFIG.name, SEED_CONFIG.with_split_k(2).name]
+    meta = {"family": "i8nc32", "gpu_slug": "t", "gpu": "hand-made", "sms": 132,
+            "smem_bytes": {c: 100000 for c in classes}, "sm87_ok": {c: True for c in classes}}
+    ir = TreeIR(tuple(FEATURE_NAMES), tuple(classes),
+                (Split(FEATURE_NAMES.index("gemm_m"), 4096, 1, 2), Leaf(classes[0]), Leaf(classes[1])), meta)
+    (tmp_path / "models").mkdir()
+    ir.validate().save(tmp_path / "models" / "t-i8nc32.tree.json")
+    export_models_dir(tmp_path / "models", "t", tmp_path / "export")
+    src = generate(tmp_path / "models", "t", tmp_path / "export")
+    assert sorted(p.name for p in src.parent.iterdir()) == ["CMakeLists.txt", "pk_runtime.h", "t_dispatch.cu"]
+    text = src.read_text()
+    assert text.count("PK_EXPORT_KERNEL(") == 1 and text.count('#include "pk_runtime.h"') == 1
+    obj = build(src, "sm_87", compile_only=True)
+    assert obj.name == "t_dispatch_sm_87.o" and obj.stat().st_size > 0
+
+
+def test_every_family_has_a_grid_and_a_generator() -> None:
+    from cutlass_library import generator
+
+    from predictor.space import GRIDS, family_grid
+
+    assert set(GRIDS) == set(Family)
+    for fam, grid in GRIDS.items():
+        assert callable(getattr(generator, grid.generator)), fam
+        assert family_grid(fam), fam

@@ -3,7 +3,6 @@ subprocess protocol, and the evaluation end to end on a SYNTHETIC sweep (tests/s
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -18,7 +17,7 @@ from predictor.baselines import GemmConfig, snap, snap_distance, wave_estimate, 
 from predictor.config import (
     EpilogueFunctor, Family, IteratorAlgorithm, KernelConfig, Swizzle,
 )
-from predictor.evaluate import METHODS, best_of, main, missing_mask, short_name
+from predictor.evaluate import METHODS, best_of, main, missing_mask, run_nvmmh, short_name
 from predictor.portfolio import ShapeTable
 
 SMS = 132
@@ -169,33 +168,37 @@ def test_nvmmh_real_worker() -> None:
     assert all(snap(g[0], GRID) in GRID for g in b.top1)
 
 
-# --------------------------------------------------------------------------- end to end (SYNTHETIC)
-def test_evaluate_end_to_end(tmp_path: Path) -> None:
-    sweep = write_synthetic_sweep(tmp_path / "synthetic.parquet", n_shapes=100)
-    out = tmp_path / "report"
-    has_nvmmh = baselines.nvmmh_available()
-    has_plots = importlib.util.find_spec("matplotlib") is not None
-    argv = [str(sweep), "--out", str(out), "--folds", "3", "--grid", "small", "--k-max", "4"]
-    argv += ["--nvmmh-gpu", "H200_SXM", "--nvmmh-k", "4"] if has_nvmmh else ["--no-nvmmh"]
-    argv += [] if has_plots else ["--no-plots"]
-    assert main(argv) == 0
+def test_nvmmh_skips_families_without_a_precision(caplog: pytest.LogCaptureFixture) -> None:
+    # the SM90 families have no precision string: no baseline for them, and no subprocess at all
+    assert Family.F16_NHWC_SM90 not in baselines.NVMMH_PRECISION
+    result, error = run_nvmmh([], {"f16nhwc90": [(64, 64, 64)]}, "H200_SXM", 2)
+    assert result is None and error is not None and "f16nhwc90" in error
+    assert "no nvMatmulHeuristics precision for f16nhwc90" in caplog.text
 
-    report = (out / "REPORT.md").read_text()
+
+# --------------------------------------------------------------------------- end to end (SYNTHETIC)
+def _evaluate(tmp_path: Path, n_shapes: int, *extra: str) -> tuple[str, pd.DataFrame, pd.DataFrame]:
+    sweep = write_synthetic_sweep(tmp_path / "synthetic.parquet", n_shapes=n_shapes)
+    out = tmp_path / "report"
+    argv = [str(sweep), "--out", str(out), "--folds", "3", "--grid", "small", "--k-max", "4", *extra]
+    assert main(argv) == 0
+    return ((out / "REPORT.md").read_text(), pd.read_csv(out / "metrics.csv"), pd.read_csv(out / "per_shape.csv"))
+
+
+def test_evaluate_end_to_end(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")  # the [test] extra
+    report, m, per = _evaluate(tmp_path, 100, "--no-nvmmh")
     assert "sha256" in report and "python -m predictor.evaluate" in report and "Missing data rule" in report
-    m = pd.read_csv(out / "metrics.csv")
-    per = pd.read_csv(out / "per_shape.csv")
+    assert "nvMatmulHeuristics diagnostics" not in report and "(not run)" in report
     for fam in ("i8nc32", "f16nhwc"):
         for set_name in ("cv", "net"):
             sub = m[(m["family"] == fam) & (m["set"] == set_name)].set_index("method")
             expect = {"tree", "portfolio_oracle", "best_single", "generator_default", "wave"}
             expect |= {"seed"} if fam == "i8nc32" else set()
-            expect |= {"nvmmh_top1", "nvmmh_topk", "nvmmh_model"} if has_nvmmh else set()
-            assert expect <= set(sub.index) <= set(METHODS)
+            assert set(sub.index) == expect
             assert (sub["geomean"] <= 1 + 1e-9).all() and (sub["worst"] <= sub["p10"] + 1e-12).all()
-            # the portfolio oracle bounds the tree; best of top-k bounds top-1
+            # the portfolio oracle bounds the tree
             assert sub.loc["portfolio_oracle", "geomean"] >= sub.loc["tree", "geomean"] - 1e-12
-            if has_nvmmh:
-                assert sub.loc["nvmmh_topk", "geomean"] >= sub.loc["nvmmh_top1", "geomean"] - 1e-12
             rows = per[(per["family"] == fam) & (per["set"] == set_name)]
             assert len(rows) == sub.loc["tree", "shapes"] and rows["shape_key"].is_unique
             assert ((rows["tree_ratio"] > 0) & (rows["tree_ratio"] <= 1 + 1e-9)).all()
@@ -210,7 +213,18 @@ def test_evaluate_end_to_end(tmp_path: Path) -> None:
     gd_rows = per[per["family"] == "f16nhwc"]
     np.testing.assert_allclose(gd_rows["generator_default_ratio"], gd_rows["oracle_us"] / gd_rows["worst_us"],
                                atol=2e-5)
-    if has_plots:
-        for name in ("cdf_i8nc32.png", "cdf_f16nhwc.png", "portfolio_k.png", "winner_map_i8nc32.png"):
-            assert (out / name).stat().st_size > 1000
-            assert name in report
+    for name in ("cdf_i8nc32.png", "cdf_f16nhwc.png", "portfolio_k.png", "winner_map_i8nc32.png"):
+        assert (tmp_path / "report" / name).stat().st_size > 1000
+        assert name in report
+
+
+def test_evaluate_with_nvmmh_end_to_end(tmp_path: Path) -> None:
+    pytest.importorskip("nvMatmulHeuristics")  # the [eval] extra
+    report, m, _ = _evaluate(tmp_path, 60, "--nvmmh-gpu", "H200_SXM", "--nvmmh-k", "4", "--no-plots")
+    assert "nvMatmulHeuristics diagnostics" in report and "GPU preset `H200_SXM`" in report
+    for (fam, set_name), sub in m.groupby(["family", "set"]):
+        sub = sub.set_index("method")
+        assert {"nvmmh_top1", "nvmmh_topk", "nvmmh_model"} <= set(sub.index) <= set(METHODS), (fam, set_name)
+        # best of top-k bounds top-1
+        assert sub.loc["nvmmh_topk", "geomean"] >= sub.loc["nvmmh_top1", "geomean"] - 1e-12
+    assert len(m.groupby(["family", "set"])) == 4

@@ -173,6 +173,7 @@ def test_public_select_is_the_real_function() -> None:
     assert predictor.select is select
     params = inspect.signature(predictor.select).parameters
     assert list(params)[:7] == ["N", "C", "H", "W", "K", "R", "S"]
+    assert not [p for p in params.values() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     assert params["family"].default is None and params["on_unsupported"].default == "raise"
     assert "i8nc32" in predictor.__doc__ and 'family="f16nhwc"' in predictor.__doc__
 

@@ -1,12 +1,17 @@
 """Problem sets without torch: the network catalog (parses, validates, generated-file header up to
 date, the first sweeps' networks and names unchanged), the default sets (deterministic, prefix-
-stable, bounded, no duplicates, covering what networks use), min_gflop and missing_shapes."""
+stable, bounded, no duplicates, covering what networks use), min_gflop and missing_shapes; and the
+shape arithmetic of predictor.features (output extents, "same" padding, the C++ problem struct)."""
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import importlib.util
 import json
 import math
+import random
+import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -228,3 +233,80 @@ def test_shapes_cli_reports_counts(tmp_path: Path, capsys) -> None:
     assert len(df) == 1500 == sum(v["problems"] for v in rep.values())
     assert rep["net"]["above_8_gflop"] == int(((df["gflop"] > 8) & df["source"].str.startswith("net:")).sum())
     assert math.isclose(rep["net"]["gflop"], df.loc[df["source"].str.startswith("net:"), "gflop"].sum(), rel_tol=1e-3)
+
+
+# --------------------------------------------------------------------------- shape arithmetic
+def _positions(extent: int, filt: int, stride: int, pad: int, dilation: int) -> int:
+    """Output positions counted one by one: filter origins (every stride-th) whose dilated taps
+    all fall inside the padded input."""
+    return sum(1 for o in range(0, extent + 2 * pad, stride) if o + dilation * (filt - 1) <= extent + 2 * pad - 1)
+
+
+def test_output_extents_count_the_filter_positions() -> None:
+    """P and Q (ConvProblem, features.compute, validate) are the output positions counted directly."""
+    from predictor.features import ARGS, FEATURE_NAMES, OUTPUT_EXTENTS, compute, validate
+
+    assert tuple(f.name for f in dataclasses.fields(ConvProblem)) + ("sms",) == ARGS
+    assert [o for o, *_ in OUTPUT_EXTENTS] == ["P", "Q"]
+    rng = random.Random(3)
+    empty = 0
+    for _ in range(3000):
+        h, w, r, s = rng.randint(1, 12), rng.randint(1, 12), rng.randint(1, 6), rng.randint(1, 6)
+        stride, pad, dil = rng.randint(1, 4), rng.randint(0, 3), rng.randint(1, 3)
+        p_want, q_want = _positions(h, r, stride, pad, dil), _positions(w, s, stride, pad, dil)
+        args = dict(N=1, C=8, H=h, W=w, K=8, R=r, S=s, stride=stride, pad=pad, dilation=dil, sms=132)
+        if p_want == 0 or q_want == 0:
+            empty += 1
+            with pytest.raises(ValueError, match=r"does not fit .*: output (height P|width Q) < 1"):
+                validate(args)
+            continue
+        p = ConvProblem(1, 8, h, w, 8, r, s, stride, pad, dil)
+        feats = dict(zip(FEATURE_NAMES, compute(args)))
+        assert (p.P, p.Q) == (feats["P"], feats["Q"]) == (p_want, q_want), args
+        assert p.gemm_m == feats["gemm_m"] == p_want * q_want and p.flops == 2 * p.gemm_m * 8 * 8 * r * s
+    assert 100 < empty < 2900
+
+
+@pytest.mark.parametrize("r,dil", [(1, 1), (3, 1), (3, 2), (5, 1), (7, 3), (11, 1)])
+def test_same_pad_keeps_the_size(r: int, dil: int) -> None:
+    from predictor.features import same_pad
+
+    for h in (dil * (r - 1) + 1, 17, 56):
+        assert ConvProblem(1, 8, h, h, 8, r, r, 1, same_pad(r, dil), dil).P == h
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
+def test_cpp_output_extents_agree(tmp_path: Path) -> None:
+    """The dispatcher's problem struct computes P and Q with features.cpp_output_extents: compiled,
+    it agrees with ConvProblem on valid problems up to the limits."""
+    from predictor.features import ARGS, LIMITS, cpp_output_extents, validate
+
+    ext = cpp_output_extents({a: f"s[{i}]" for i, a in enumerate(ARGS) if a != "sms"})
+    assert ext["P"] == "(s[2] + 2 * s[8] - s[9] * (s[5] - 1) - 1) / s[7] + 1"
+    rng = random.Random(5)
+    probs: list[ConvProblem] = []
+    while len(probs) < 500:
+        a = {k: (rng.randint(lo, min(hi, 64)) if rng.random() < 0.8 else rng.choice((lo, hi)))
+             for k, (lo, hi) in LIMITS.items()}
+        try:
+            validate(a)
+        except ValueError:
+            continue
+        probs.append(ConvProblem(*(a[k] for k in ARGS[:-1])))
+    rows = ",\n".join("  {" + ", ".join(str(getattr(p, k)) for k in ARGS[:-1]) + "}" for p in probs)
+    src = tmp_path / "pq.cpp"
+    src.write_text(f"""\
+#include <cstdint>
+#include <cstdio>
+static const std::int64_t kRows[][10] = {{
+{rows}
+}};
+int main() {{
+  for (const auto& s : kRows) std::printf("%lld %lld\\n", (long long)({ext["P"]}), (long long)({ext["Q"]}));
+}}
+""")
+    proc = subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", str(src), "-o", str(tmp_path / "pq")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    out = subprocess.run([str(tmp_path / "pq")], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == [f"{p.P} {p.Q}" for p in probs]

@@ -22,28 +22,28 @@ CONFIGS = family_grid(Family.FP16_NHWC)[:40]
 
 
 def _ok(rows):
-    return [r for r in rows if r["status"] == "ok"]
+    return [r for r in rows if r.status == "ok"]
 
 
 def test_without_noise_every_timing_is_the_true_time_despite_the_start_latency():
     be = SyntheticBackend(delay=0, start_us=8.0, noise=0.0)
     for prob in PROBLEMS:
         rows = _ok(be.measure(prob, CONFIGS))
-        retimed = [r for r in rows if not math.isnan(r["retime_us"])]
+        retimed = [r for r in rows if not math.isnan(r.retime_us)]
         assert len(retimed) == 3
         for r in rows:
-            cfg = next(c for c in CONFIGS if c.name == r["config"])
-            assert r["time_us"] == pytest.approx(true_time_us(prob, cfg), rel=1e-12)
+            cfg = next(c for c in CONFIGS if c.name == r.config)
+            assert r.time_us == pytest.approx(true_time_us(prob, cfg), rel=1e-12)
         for r in retimed:  # the re-timing measures the same quantity: it cannot move the winner
-            assert r["retime_us"] == pytest.approx(r["time_us"], rel=1e-12)
+            assert r.retime_us == pytest.approx(r.time_us, rel=1e-12)
         true_best = min(true_time_us(prob, c) for c in CONFIGS)
-        by_retime = min(retimed, key=lambda r: r["retime_us"])
-        assert by_retime["retime_us"] == pytest.approx(true_best, rel=1e-12)
+        by_retime = min(retimed, key=lambda r: r.retime_us)
+        assert by_retime.retime_us == pytest.approx(true_best, rel=1e-12)
 
 
 def _retime_ratio(be: SyntheticBackend) -> float:
-    ratios = [r["retime_us"] / r["time_us"] for prob in PROBLEMS for r in _ok(be.measure(prob, CONFIGS))
-              if not math.isnan(r["retime_us"])]
+    ratios = [r.retime_us / r.time_us for prob in PROBLEMS for r in _ok(be.measure(prob, CONFIGS))
+              if not math.isnan(r.retime_us)]
     assert len(ratios) == 3 * len(PROBLEMS)
     return statistics.median(ratios)
 

@@ -1,0 +1,268 @@
+"""Code generation for the exports, in the style of m2cgen: one module, Python and C++ side by side.
+
+* The expression language of :mod:`predictor.features` (Python syntax restricted to integer
+  ``+ - * // %``, ``cdiv``, ``min``, ``max``, names and integer literals): :func:`parse` checks an
+  expression, :func:`expand` substitutes named definitions into it, and the translators
+  :class:`PythonExpr` and :class:`CppExpr` write it in either language (:func:`cpp_helpers`:
+  the C++ functions its calls become).
+* Tree printers :func:`python_tree` and :func:`cpp_tree`: the statements of a
+  :class:`~predictor.tree_ir.TreeIR` (integer features compared with exact integer thresholds).
+* :class:`ResultCode`, the negative results of every generated selector and of the dispatcher,
+  and :func:`cpp_enum`, a C++ ``enum class`` written from a Python enum.
+
+Nothing here knows scikit-learn or the feature table: callers pass the IR, the expressions and
+the variable names.  Divisions are written as C++ ``/`` and ``%``, which agree with Python's
+``//`` and ``%`` for the non-negative operands and positive divisors the callers guarantee
+(arguments are validated before any feature is computed).
+"""
+from __future__ import annotations
+
+import ast
+import enum
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Union
+
+if TYPE_CHECKING:  # pragma: no cover - the printers import it when called (features needs no numpy)
+    from .tree_ir import TreeIR
+
+Expr = Union[str, ast.expr]
+
+#: Functions of the expression language, with their number of arguments.
+CALLS: dict[str, int] = {"cdiv": 2, "min": 2, "max": 2}
+#: The C++ helper functions of the calls: name and body over ``std::int64_t a, b``.
+CPP_FUNCTIONS: dict[str, tuple[str, str]] = {
+    "cdiv": ("pk_cdiv", "(a + b - 1) / b"), "min": ("pk_min", "a < b ? a : b"), "max": ("pk_max", "a < b ? b : a"),
+}
+_BINOPS: dict[type, tuple[str, str, int]] = {  # node type -> Python operator, C++ operator, precedence
+    ast.Add: ("+", "+", 1), ast.Sub: ("-", "-", 1),
+    ast.Mult: ("*", "*", 2), ast.FloorDiv: ("//", "/", 2), ast.Mod: ("%", "%", 2),
+}
+
+
+class ResultCode(enum.IntEnum):
+    """Negative results of the generated selectors (Python and C++) and of the dispatcher's C ABI."""
+
+    INVALID_SHAPE = -1
+    UNSUPPORTED_SHAPE = -2
+    NO_KERNEL = -3
+
+    @property
+    def description(self) -> str:
+        """What the code means (the C++ constant's comment)."""
+        return _DESCRIPTIONS[self]
+
+    @property
+    def cpp_name(self) -> str:
+        """The C++ constant's name: ``INVALID_SHAPE`` -> ``kInvalidShape``."""
+        return "k" + "".join(w.capitalize() for w in self.name.split("_"))
+
+
+_DESCRIPTIONS = {
+    ResultCode.INVALID_SHAPE: "an argument is outside its limits (or the output would be empty)",
+    ResultCode.UNSUPPORTED_SHAPE: "the family cannot run this shape (C or K not a multiple of its channel multiple)",
+    ResultCode.NO_KERNEL: "no portfolio kernel can implement the problem",
+}
+
+
+# --------------------------------------------------------------------------- the expression language
+def _check(node: ast.AST, names: set[str]) -> None:
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        _check(node.left, names)
+        _check(node.right, names)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CALLS:
+        if len(node.args) != CALLS[node.func.id] or node.keywords:
+            raise ValueError(f"bad call {ast.dump(node)}")
+        for a in node.args:
+            _check(a, names)
+    elif isinstance(node, ast.Name):
+        if node.id not in names:
+            raise ValueError(f"unknown name {node.id!r}")
+    elif isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0:
+        pass
+    else:
+        raise ValueError(f"unsupported syntax in feature expression: {ast.dump(node)}")
+
+
+def parse(expr: Expr, names: Iterable[str] | None = None) -> ast.expr:
+    """The checked syntax tree of ``expr``; with ``names``, every name it uses must be one of them."""
+    node = ast.parse(expr, mode="eval").body if isinstance(expr, str) else expr
+    _check(node, set(names) if names is not None else {n.id for n in ast.walk(node) if isinstance(n, ast.Name)})
+    return node
+
+
+def names_in(expr: Expr) -> set[str]:
+    """The names ``expr`` uses (not the functions it calls)."""
+    node = parse(expr)
+    calls = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in calls}
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, defs: Mapping[str, ast.expr]) -> None:
+        self.defs = defs
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return self.defs.get(node.id, node)
+
+
+def expand(expr: Expr, defs: Iterable[tuple[str, str]]) -> ast.expr:
+    """``expr`` with every name defined in ``defs`` (name, expression; in order, later ones may
+    use earlier ones) replaced by its definition, recursively."""
+    trees: dict[str, ast.expr] = {}
+    for name, body in defs:
+        trees[name] = _Substitute(dict(trees)).visit(parse(body))
+    return _Substitute(trees).visit(parse(ast.parse(expr, mode="eval").body if isinstance(expr, str) else expr))
+
+
+class PythonExpr:
+    """Python source of an expression: names renamed by ``names`` (e.g. ``{"H": "p.H"}``) and
+    ``cdiv(a, b)`` inlined as ``(a + (b - 1)) // b`` (``ceil(a / b)`` for every integer ``a`` and
+    ``b > 0``); parentheses only where needed (``ast.unparse``)."""
+
+    def __init__(self, names: Mapping[str, str] | None = None) -> None:
+        self.names = dict(names or {})
+
+    def __call__(self, expr: Expr) -> str:
+        return ast.unparse(ast.fix_missing_locations(self._node(parse(expr))))
+
+    def _node(self, node: ast.expr) -> ast.expr:
+        if isinstance(node, ast.BinOp):
+            return ast.BinOp(self._node(node.left), node.op, self._node(node.right))
+        if isinstance(node, ast.Call):
+            args = [self._node(a) for a in node.args]
+            if node.func.id == "cdiv":  # type: ignore[attr-defined]
+                a, b = args
+                b1 = (ast.Constant(b.value - 1) if isinstance(b, ast.Constant)
+                      else ast.BinOp(b, ast.Sub(), ast.Constant(1)))
+                return ast.BinOp(ast.BinOp(a, ast.Add(), b1), ast.FloorDiv(), b)
+            return ast.Call(node.func, args, [])
+        if isinstance(node, ast.Name):
+            return ast.Name(self.names.get(node.id, node.id), ast.Load())
+        return node
+
+
+class CppExpr:
+    """C++ source of an expression over ``std::int64_t`` values.
+
+    ``names`` renames variables (e.g. ``{"H": "s[2]"}``); ``literal`` formats integer literals;
+    ``parens="all"`` parenthesises every operation, ``"needed"`` only where C++ precedence
+    requires it; ``cdiv``, ``min`` and ``max`` call the helpers of ``functions`` (default: those of
+    :func:`cpp_helpers`)."""
+
+    def __init__(self, names: Mapping[str, str] | None = None, literal: str = "INT64_C({})",
+                 parens: str = "all", functions: Mapping[str, str] | None = None) -> None:
+        if parens not in ("all", "needed"):
+            raise ValueError(f"parens must be 'all' or 'needed', got {parens!r}")
+        self.names = dict(names or {})
+        self.literal = literal
+        self.parens = parens
+        self.functions = dict(functions or {call: fn for call, (fn, _) in CPP_FUNCTIONS.items()})
+
+    def __call__(self, expr: Expr) -> str:
+        return self._text(parse(expr))
+
+    def _text(self, node: ast.expr) -> str:
+        if isinstance(node, ast.BinOp):
+            _, op, prec = _BINOPS[type(node.op)]
+            left, right = self._text(node.left), self._text(node.right)
+            if self.parens == "all":
+                return f"({left} {op} {right})"
+            if _precedence(node.left) < prec:
+                left = f"({left})"
+            if _precedence(node.right) <= prec:  # keeps the tree: a - (b - c), a * (b / c)
+                right = f"({right})"
+            return f"{left} {op} {right}"
+        if isinstance(node, ast.Call):
+            fn = self.functions[node.func.id]  # type: ignore[attr-defined]
+            return f"{fn}({', '.join(self._text(a) for a in node.args)})"
+        if isinstance(node, ast.Name):
+            return self.names.get(node.id, node.id)
+        if isinstance(node, ast.Constant):
+            return self.literal.format(node.value)
+        raise AssertionError(ast.dump(node))  # parse() admits nothing else
+
+
+def _precedence(node: ast.expr) -> int:
+    return _BINOPS[type(node.op)][2] if isinstance(node, ast.BinOp) else 3
+
+
+def cpp_helpers() -> str:
+    """Definitions of the ``constexpr`` helper functions :class:`CppExpr` calls by default."""
+    return "".join(f"constexpr std::int64_t {fn}(std::int64_t a, std::int64_t b) noexcept {{ return {body}; }}\n"
+                   for fn, body in CPP_FUNCTIONS.values())
+
+
+# --------------------------------------------------------------------------- tree printers
+def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapping[str, str]) -> list[str]:
+    """Python statements returning the index into ``ir.classes`` of the prediction.
+
+    A feature in ``at_hand`` is read from the variable named there; any other is computed as
+    ``f_<name> = <exprs[name]>`` (Python source) where a path of the tree first needs it."""
+    from .tree_ir import Leaf, Split
+
+    index = {c: i for i, c in enumerate(ir.classes)}
+    lines: list[str] = []
+
+    def walk(i: int, ind: str, have: frozenset[str]) -> None:
+        node = ir.nodes[i]
+        if isinstance(node, Leaf):
+            lines.append(f"{ind}return {index[node.label]}")
+            return
+        assert isinstance(node, Split)
+        name = ir.feature_names[node.feature]
+        var = at_hand.get(name, f"f_{name}")
+        if name not in at_hand and name not in have:
+            lines.append(f"{ind}{var} = {exprs[name]}")
+            have = have | {name}
+        lines.append(f"{ind}if {var} <= {node.threshold}:")
+        walk(node.left, ind + "    ", have)
+        lines.append(f"{ind}else:")
+        walk(node.right, ind + "    ", have)
+
+    walk(0, indent, frozenset())
+    return lines
+
+
+def cpp_tree(ir: TreeIR, indent: str, var: Callable[[str], str] = "f_{}".format,
+             literal: str = "INT64_C({})") -> list[str]:
+    """C++ statements returning the index into ``ir.classes`` of the prediction (each leaf's label
+    in a comment); feature ``name`` is read from the variable ``var(name)``."""
+    from .tree_ir import Leaf, Split
+
+    index = {c: i for i, c in enumerate(ir.classes)}
+    lines: list[str] = []
+
+    def walk(i: int, ind: str) -> None:
+        node = ir.nodes[i]
+        if isinstance(node, Leaf):
+            lines.append(f"{ind}return {index[node.label]};  // {node.label}")
+            return
+        assert isinstance(node, Split)
+        lines.append(f"{ind}if ({var(ir.feature_names[node.feature])} <= {literal.format(node.threshold)}) {{")
+        walk(node.left, ind + "  ")
+        lines.append(f"{ind}}} else {{")
+        walk(node.right, ind + "  ")
+        lines.append(f"{ind}}}")
+
+    walk(0, indent)
+    return lines
+
+
+# --------------------------------------------------------------------------- enums and constants
+def cpp_enum(e: type[enum.Enum], underlying: str = "int") -> str:
+    """``enum class`` of a Python enum: member ``X`` becomes ``kX``; integer values are kept
+    (``Swizzle.Identity2 = 2`` -> ``kIdentity2 = 2``), other values number the members in order."""
+    if all(type(m.value) is int for m in e):
+        members = [f"k{m.name} = {m.value}" for m in e]
+    else:
+        members = [f"k{m.name}" for m in e]
+    return f"enum class {e.__name__} : {underlying} {{ {', '.join(members)} }};"
+
+
+def cpp_result_codes(codes: Iterable[ResultCode], what: str) -> str:
+    """``inline constexpr int`` constants of ``codes``, each with a comment ``/// <what> result: ...``."""
+    return "\n".join(f"/// {what} result: {c.description}.\ninline constexpr int {c.cpp_name} = {int(c)};"
+                     for c in codes)
+
+
+__all__ = ["ResultCode", "CALLS", "CPP_FUNCTIONS", "parse", "names_in", "expand", "PythonExpr", "CppExpr", "cpp_helpers",
+           "python_tree", "cpp_tree", "cpp_enum", "cpp_result_codes"]

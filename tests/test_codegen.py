@@ -1,0 +1,170 @@
+"""predictor.codegen: the expression language and its Python / C++ translators (compiled with g++
+and compared with Python on random expressions), the tree printers (against TreeIR.predict),
+result codes and C++ enums written from the Python enums."""
+from __future__ import annotations
+
+import ast
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from predictor import codegen, config
+from predictor.codegen import CppExpr, PythonExpr, ResultCode, cpp_enum, cpp_tree, expand, names_in, parse, python_tree
+from predictor.tree_ir import Leaf, Split, TreeIR
+
+GXX = shutil.which("g++")
+NAMES = ("a", "b", "c", "d")
+
+
+def _random_expr(rng: random.Random, depth: int) -> str:
+    """A random expression of the language whose divisors are positive (a literal, ``d`` or a ``max``)."""
+    if depth == 0 or rng.random() < 0.25:
+        return rng.choice(NAMES) if rng.random() < 0.6 else str(rng.randint(0, 9))
+    kind = rng.choice(("+", "-", "*", "//", "%", "cdiv", "min", "max"))
+    left = _random_expr(rng, depth - 1)
+    if kind in ("//", "%", "cdiv"):
+        right = rng.choice(("d", str(rng.randint(1, 9)), f"max({_random_expr(rng, depth - 1)}, 1)"))
+    else:
+        right = _random_expr(rng, depth - 1)
+    if kind in ("cdiv", "min", "max"):
+        return f"{kind}({left}, {right})"
+    return f"({left} {kind} {right})"
+
+
+def _python_value(expr: str, env: dict[str, int]) -> int:
+    return eval(PythonExpr()(expr), {"__builtins__": {"min": min, "max": max}}, dict(env))  # noqa: S307
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ not found")
+def test_translators_agree_with_python_in_cpp(tmp_path: Path) -> None:
+    """Python (cdiv inlined) and C++ (the helpers of cpp_helpers; every operation parenthesised,
+    and only the needed parentheses) compute the same value of 300 random expressions on non-negative inputs."""
+    rng = random.Random(1)
+    exprs, envs = [], []
+    while len(exprs) < 300:
+        e = _random_expr(rng, 4)
+        env = {n: rng.randint(0, 50) for n in NAMES[:-1]} | {"d": rng.randint(1, 7)}
+        if _python_value(e, env) >= 0 and all(_python_value(ast.unparse(n), env) >= 0  # C++ truncates
+                                               for n in ast.walk(parse(e)) if isinstance(n, ast.BinOp)):
+            exprs.append(e)
+            envs.append(env)
+    full, needed = CppExpr(), CppExpr(literal="{}", parens="needed")
+    body = []
+    for e, env in zip(exprs, envs):
+        decl = " ".join(f"const std::int64_t {n} = {v};" for n, v in env.items())
+        body.append(f"  {{ {decl} std::printf(\"%lld %lld\\n\", (long long)({full(e)}), (long long)({needed(e)})); }}")
+    src = tmp_path / "exprs.cpp"
+    src.write_text(f"""\
+#include <cstdint>
+#include <cstdio>
+{codegen.cpp_helpers()}int main() {{
+{chr(10).join(body)}
+  return 0;
+}}
+""")
+    exe = tmp_path / "exprs"
+    proc = subprocess.run([GXX, "-std=c++17", "-O0", "-Wall", "-Werror", "-Wno-unused-variable", str(src), "-o",
+                           str(exe)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert len(out) == len(exprs)
+    for e, env, line in zip(exprs, envs, out):
+        want = _python_value(e, env)
+        assert line == f"{want} {want}", (e, env, line, needed(e))
+
+
+def test_minimal_parentheses_keep_the_tree() -> None:
+    needed = CppExpr(literal="{}", parens="needed")
+    assert needed("(H + 2 * pad - dilation * (R - 1) - 1) // stride + 1") == \
+        "(H + 2 * pad - dilation * (R - 1) - 1) / stride + 1"
+    assert needed("a - (b - c)") == "a - (b - c)" and needed("(a - b) - c") == "a - b - c"
+    assert needed("a * (b // c)") == "a * (b / c)" and needed("cdiv(a + b, 2) % 3") == "pk_cdiv(a + b, 2) % 3"
+    assert CppExpr({"a": "s[0]"})("a * 2") == "(s[0] * INT64_C(2))"
+    assert PythonExpr({"a": "p.a"})("cdiv(a, 64) + cdiv(a, b)") == "(p.a + 63) // 64 + (p.a + (b - 1)) // b"
+    with pytest.raises(ValueError):
+        CppExpr(parens="some")
+
+
+@pytest.mark.parametrize("bad", ["a / b", "-a", "a ** 2", "abs(a)", "cdiv(a)", "1.5 * a", "a < b", "x.y"])
+def test_language_rejects(bad: str) -> None:
+    with pytest.raises(ValueError):
+        parse(bad)
+
+
+def test_names_and_expand() -> None:
+    with pytest.raises(ValueError, match="unknown name 'z'"):
+        parse("a + z", {"a"})
+    assert names_in("cdiv(a, b) + max(c, 1)") == {"a", "b", "c"}
+    defs = [("x", "a + 1"), ("y", "x * x")]
+    assert ast.unparse(expand("y - x", defs)) == "(a + 1) * (a + 1) - (a + 1)"
+
+
+def _ir() -> TreeIR:
+    nodes = (Split(0, 5, 1, 2), Leaf("lo"), Split(1, 10, 3, 4), Leaf("mid"), Leaf("hi"))
+    return TreeIR(("x", "y"), ("hi", "lo", "mid"), nodes).validate()
+
+
+def test_tree_printers_predict_what_the_ir_predicts() -> None:
+    ir = _ir()
+    src = "\n".join(["def f(x, z):", *python_tree(ir, "    ", {"x": "x"}, {"y": "z * 2"})]) + "\n"
+    assert "f_y = z * 2" in src and "f_x" not in src
+    ns: dict[str, object] = {}
+    exec(src, ns)  # noqa: S102 - generated from the IR above
+    for x in range(0, 9):
+        for z in range(0, 9):
+            assert ns["f"](x, z) == ir.predict_index((x, 2 * z)), (x, z)  # type: ignore[operator]
+    cpp = cpp_tree(ir, "  ")
+    assert cpp[0] == "  if (f_x <= INT64_C(5)) {" and cpp[1] == "    return 1;  // lo"
+    assert sum(line.strip().startswith("return") for line in cpp) == ir.n_leaves
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ not found")
+def test_cpp_tree_compiles_and_agrees(tmp_path: Path) -> None:
+    ir = _ir()
+    src = tmp_path / "tree.cpp"
+    src.write_text("#include <cstdint>\n#include <cstdio>\n"
+                   "int f(std::int64_t f_x, std::int64_t f_y) {\n" + "\n".join(cpp_tree(ir, "  ")) + "\n}\n"
+                   "int main() { for (int x = 0; x < 9; ++x) for (int y = 0; y < 20; ++y) "
+                   "std::printf(\"%d\\n\", f(x, y)); }\n")
+    proc = subprocess.run([GXX, "-std=c++17", "-Wall", "-Werror", str(src), "-o", str(tmp_path / "t")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    out = subprocess.run([str(tmp_path / "t")], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(ir.predict_index((x, y))) for x in range(9) for y in range(20)]
+
+
+def test_result_codes() -> None:
+    assert [int(c) for c in ResultCode] == [-1, -2, -3]
+    assert [c.cpp_name for c in ResultCode] == ["kInvalidShape", "kUnsupportedShape", "kNoKernel"]
+    text = codegen.cpp_result_codes(ResultCode, "x()")
+    assert "inline constexpr int kNoKernel = -3;" in text and text.count("/// x() result: ") == 3
+    from predictor import export_cpp, export_py
+
+    assert export_py.INVALID == export_cpp.INVALID_SHAPE == -1
+    assert export_py.UNSUPPORTED == export_cpp.UNSUPPORTED_SHAPE == -2
+
+
+def test_cpp_enums_are_the_python_enums() -> None:
+    assert cpp_enum(config.Swizzle) == ("enum class Swizzle : int { kIdentity1 = 1, kIdentity2 = 2, kIdentity4 = 4, "
+                                        "kIdentity8 = 8 };")
+    assert cpp_enum(config.StrideSupport) == "enum class StrideSupport : int { kStrided, kUnity };"
+    from predictor.export_cpp import _ENUMS
+
+    for e in (config.IteratorAlgorithm, config.StrideSupport, config.SplitKMode, config.EpilogueFunctor,
+              config.Swizzle, config.KernelSchedule, config.EpilogueSchedule):
+        line = next(ln for ln in _ENUMS.splitlines() if ln.startswith(f"enum class {e.__name__} "))
+        assert [m.strip().split(" ")[0] for m in line.split("{")[1].split("}")[0].split(",")] == \
+            [f"k{m.name}" for m in e]
+
+
+def test_features_and_codegen_import_without_numpy() -> None:
+    """The expression language needs no numpy (the tree printers import the IR when called)."""
+    import sys
+
+    code = "import sys, predictor.features, predictor.codegen; assert 'numpy' not in sys.modules, 'numpy'"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert res.returncode == 0, res.stderr
