@@ -84,7 +84,7 @@ def measure(p: ConvProblem, families: list[str], picks: dict[str, str], backend:
         from predictor.gpu_eval import graph_config_us
 
         cfg = KernelConfig.from_name(picks[p.key])
-        t = backend._tensors(p, cfg.family)
+        t = backend.tensors(p, cfg.family)
         rec["lono_pick"] = cfg.name
         rec["lono_pick_us"], rec["lono_pick_verified"] = graph_config_us(backend, cfg, p, t)
         del t
