@@ -35,10 +35,10 @@ def backend(tmp_path_factory) -> CudaBackend:
 def test_seed_config_is_correct_and_timed(backend: CudaBackend, prob: ConvProblem) -> None:
     rows = backend.measure(prob, [SEED_CONFIG])
     r = rows[0]
-    assert r["status"] == "ok", r
-    assert r["verified"] and r["max_abs_err"] <= 1
-    assert r["time_us"] > 0 and math.isfinite(r["time_us"])
-    assert r["smem_bytes"] > 0
+    assert r.status == "ok", r
+    assert r.verified and r.max_abs_err <= 1
+    assert r.time_us > 0 and math.isfinite(r.time_us)
+    assert r.smem_bytes > 0
 
 
 @pytest.mark.gpu
@@ -48,16 +48,16 @@ def test_missing_reorder_is_caught(backend: CudaBackend) -> None:
         rows = backend.measure(PROBLEMS[0], [SEED_CONFIG])
     finally:
         backend.skip_reorder = False
-    assert rows[0]["status"] == "wrong_result"
-    assert rows[0]["bad_frac"] > 0.1
+    assert rows[0].status == "wrong_result"
+    assert rows[0].bad_frac > 0.1
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("prob", PROBLEMS, ids=lambda p: p.key)
 def test_fp16_config_is_correct(backend: CudaBackend, prob: ConvProblem) -> None:
     r = backend.measure(prob, [FP16])[0]
-    assert r["status"] == "ok", r
-    assert r["verified"]
+    assert r.status == "ok", r
+    assert r.verified
 
 
 @pytest.mark.gpu
@@ -69,8 +69,8 @@ def test_green_context_partition_runs_on_fewer_sms(backend: CudaBackend) -> None
     assert 16 <= small.info["sms"] < small.info["device_sms"]
     r16 = small.measure(prob, [SEED_CONFIG])[0]
     rfull = backend.measure(prob, [SEED_CONFIG])[0]
-    assert r16["status"] == "ok" and r16["verified"], r16
-    assert rfull["status"] == "ok"
-    ratio = r16["time_us"] / rfull["time_us"]
+    assert r16.status == "ok" and r16.verified, r16
+    assert rfull.status == "ok"
+    ratio = r16.time_us / rfull.time_us
     print(f"16-SM partition ({small.info['sms']} SMs) / full GPU time: {ratio:.2f}")
     assert ratio > 3.0

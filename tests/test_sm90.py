@@ -340,10 +340,10 @@ def test_sm90_config_is_correct_and_timed(hopper_backend, cfg: KernelConfig,  # 
     from predictor.features import ConvProblem
 
     r = hopper_backend.measure(ConvProblem(*prob), [cfg])[0]
-    assert r["status"] == "ok", r
-    assert r["verified"], r
-    assert r["time_us"] > 0 and math.isfinite(r["time_us"])
-    assert 0 < r["smem_bytes"] <= 227 * 1024
+    assert r.status == "ok", r
+    assert r.verified, r
+    assert r.time_us > 0 and math.isfinite(r.time_us)
+    assert 0 < r.smem_bytes <= 227 * 1024
 
 
 @pytest.mark.gpu
@@ -360,4 +360,4 @@ def test_sm90_variants_are_correct(hopper_backend) -> None:  # type: ignore[no-u
                 KernelConfig.sm90(fam, (256, 128, k), (2, 1, 1))]
         rows = hopper_backend.measure(ConvProblem(4, 128, 28, 28, 256, 3, 3, 1, 1, 1), cfgs)
         for r in rows:
-            assert r["status"] == "ok" and r["verified"], r
+            assert r.status == "ok" and r.verified, r
