@@ -286,7 +286,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     _LOG.info("wrote %s", export_models_dir(args.models_dir, args.slug, args.export_dir))
     return 0
 

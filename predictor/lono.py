@@ -39,6 +39,7 @@ from .features import ConvProblem
 from .fitting import (
     DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MIN_LEAF_GRID, WEIGHTINGS, base_keys, cross_validate, fit_model,
 )
+from .cli import setup_logging
 from .portfolio import ShapeTable, TrainError, best_single, family_table, metrics, picked_times
 from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256, read_metadata, read_sweep
 from .targets import TARGETS
@@ -323,8 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; raises ``SystemExit`` with a message on unusable input."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    setup_logging()
     if args.max_portfolio < 1:
         raise SystemExit("predictor.lono: --max-portfolio must be >= 1")
     kinds = tuple(dict.fromkeys(args.kind or ("class", DEFAULT_KIND)))

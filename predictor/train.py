@@ -499,8 +499,6 @@ def train_shipped(args: argparse.Namespace) -> None:
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.max_portfolio < 1:
         raise TrainError("--max-portfolio must be >= 1")
     command = "python -m predictor.train " + " ".join(shlex.quote(a) for a in argv)  # logged per family

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import logging
 import shlex
 import sys
 from pathlib import Path
@@ -76,8 +75,6 @@ def build_parser() -> argparse.ArgumentParser:
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.folds < 2:
         raise ValueError("--folds must be >= 2")
     if args.sweep.is_dir():
