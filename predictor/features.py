@@ -67,6 +67,15 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("tail_128x128", "((cdiv(gemm_m, 128) * cdiv(gemm_n, 128) - 1) % sms + 1) * 1000 // sms"),
     ("tail_64x64", "((cdiv(gemm_m, 64) * cdiv(gemm_n, 64) - 1) % sms + 1) * 1000 // sms"),
     ("sms", "sms"),
+    # the larger tiles of the SM90 grids: CTA count, share of the last wave (per mille), waves
+    *((f"{kind}_{tm}x{tn}", expr.format(c=f"cdiv(gemm_m, {tm}) * cdiv(gemm_n, {tn})"))
+      for tm, tn in ((128, 256), (256, 128), (64, 256), (256, 64))
+      for kind, expr in (("ctas", "{c}"), ("tail", "(({c} - 1) % sms + 1) * 1000 // sms"), ("waves", "cdiv({c}, sms)"))
+      if (kind, tm, tn) != ("ctas", 256, 128)),
+    # GEMM extent wasted by padding to a tile multiple, per mille of the padded extent
+    *((f"{d}waste_{t}", f"(cdiv({g}, {t}) * {t} - {g}) * 1000 // (cdiv({g}, {t}) * {t})")
+      for d, g, tiles in (("n", "gemm_n", (64, 128, 256)), ("m", "gemm_m", (64, 128, 256)), ("k", "gemm_k", (64,)))
+      for t in tiles),
 )
 
 FEATURE_NAMES: tuple[str, ...] = tuple(n for n, _ in FEATURES)

@@ -31,7 +31,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .portfolio import (
-    ShapeTable, TrainError, best_single, geomean_score, greedy_portfolio, picked_times, portfolio_targets,
+    ShapeTable, TrainError, best_single, dyadic, geomean_score, greedy_portfolio, log_ratio, picked_times,
+    portfolio_targets,
 )
 from .schema import split_sm_key
 
@@ -44,7 +45,7 @@ K_GRID = (2, 3, 4, 6, 8, 10, 12, 16, 24)
 DEPTH_GRID = (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20)
 MIN_LEAF_GRID = (1, 2, 4, 8, 16, 32)
 WEIGHTINGS = ("regret", "expand", "uniform")
-WEIGHT_EPS = 0.01
+WEIGHT_EPS = 2.0 ** -7  # ~0.008, dyadic (portfolio.LOG_BITS)
 
 Combo = tuple[int, str, int, int]  # (k, weighting, min_samples_leaf, max_depth)
 
@@ -68,7 +69,7 @@ def training_set(X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting
     if weighting == "uniform" or k == 1:
         return X, label, np.ones(len(label))
     if weighting == "regret":
-        w = regret.sum(axis=1) / (k - 1) + WEIGHT_EPS
+        w = dyadic(regret.sum(axis=1) / (k - 1)) + WEIGHT_EPS
         return X, label, w
     if weighting == "expand":
         w = regret.max(axis=1, keepdims=True) - regret
@@ -82,7 +83,7 @@ def regret_matrix(table: ShapeTable) -> np.ndarray:
     """``log(time / fastest time)`` of every (problem, config) of ``table``; a missing config
     counts the problem's worst time (the scoring rule of :mod:`predictor.portfolio`)."""
     eff = np.where(np.isnan(table.times), table.worst[:, None], table.times)
-    return np.log(eff / table.oracle[:, None])
+    return log_ratio(eff, table.oracle[:, None])
 
 
 def _weightings(kind: str, weightings: Sequence[str]) -> list[str]:

@@ -140,6 +140,23 @@ def build_table(rows: pd.DataFrame, sms: int, configs: Sequence[str] | None = No
                       configs, times[has]), dropped
 
 
+#: Log-ratios that steer training (regrets, portfolio scores, sample weights) are rounded to
+#: multiples of ``2**-LOG_BITS``: sums of such numbers are exact in float64 for any order (up to
+#: ~2**29 of them of magnitude < 1), so a fitted model cannot depend on the summation order of a
+#: BLAS/SIMD path or on the last bit of a platform's ``log`` (retraining reproduces it byte for byte).
+LOG_BITS = 24
+
+
+def dyadic(x: np.ndarray) -> np.ndarray:
+    """``x`` rounded to the nearest multiple of ``2**-LOG_BITS`` (see :data:`LOG_BITS`)."""
+    return np.ldexp(np.round(np.ldexp(np.asarray(x, dtype=np.float64), LOG_BITS)), -LOG_BITS)
+
+
+def log_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``log(a / b)``, :func:`dyadic`."""
+    return dyadic(np.log(a / b))
+
+
 class TrainError(ValueError):
     """The sweep cannot train a model (no usable rows, unknown family, ...)."""
 
@@ -287,7 +304,6 @@ def greedy_portfolio(table: ShapeTable, k: int, candidates: Sequence[int] | None
     avail = ~np.isnan(times)
     t_inf = np.where(avail, times, np.inf)
     oracle, worst = table.oracle, table.worst
-    log_oracle = np.log(oracle)
     best = np.full(n, np.inf)
     chosen: list[int] = []
     current = -np.inf
@@ -306,7 +322,7 @@ def greedy_portfolio(table: ShapeTable, k: int, candidates: Sequence[int] | None
             pool = rem[gain == gain.max()]
         trial = np.minimum(best[:, None], t_inf[:, pool])
         eff = np.where(np.isinf(trial), worst[:, None], trial)
-        scores = np.mean(log_oracle[:, None] - np.log(eff), axis=0)
+        scores = np.mean(-log_ratio(eff, oracle[:, None]), axis=0)
         j = int(np.argmax(scores))  # first best: deterministic (configs are sorted by name)
         if scores[j] <= current + 1e-12 and not uncovered.any() and chosen:
             break
@@ -333,9 +349,8 @@ def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.n
     avail = ~np.isnan(sub)
     label = np.where(avail.any(axis=1), np.argmin(np.where(avail, sub, np.inf), axis=1), -1)
     best = np.min(eff, axis=1)
-    regret = np.log(eff / best[:, None])
-    return label, regret
+    return label, log_ratio(eff, best[:, None])
 
 
 __all__ = ["ShapeTable", "FamilyTable", "TrainError", "family_table", "build_table", "eligible_rows", "effective_times", "picked_times", "metrics",
-           "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit"]
+           "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "LOG_BITS"]

@@ -234,7 +234,7 @@ def boundary_rows(fam: str, ir: TreeIR, pool: Sequence[Row], per_node: int = 5
                     status[n] = "exact" if below == t or status[n] == "exact" else "crossed"
                 elif status[n] == "missed" and (g(b - 1) or 0) <= t < (g(b) or 0):
                     status[n] = "placed"
-        for _, base in bases:  # non-monotone features (tails): scan a window around the base
+        for _, base in bases:  # non-monotone features (tails, padding waste): scan a window around the base
             if status[n] in ("exact", "crossed"):
                 break
             for i, arg in enumerate(ARGS):
@@ -244,9 +244,11 @@ def boundary_rows(fam: str, ir: TreeIR, pool: Sequence[Row], per_node: int = 5
                     r = list(base)
                     r[i] = j * step
                     cur = (reach(r), tuple(r))
-                    if prev is not None and prev[0] is not None and cur[0] is not None and prev[0] <= t < cur[0]:
-                        rows += [(fam, prev[1]), (fam, cur[1])]
-                        status[n] = "exact" if prev[0] == t or status[n] == "exact" else "crossed"
+                    if prev is not None and prev[0] is not None and cur[0] is not None:
+                        lo_f, hi_f = sorted((prev[0], cur[0]))  # either direction (sawtooth features)
+                        if lo_f <= t < hi_f:
+                            rows += [(fam, prev[1]), (fam, cur[1])]
+                            status[n] = "exact" if lo_f == t or status[n] == "exact" else "crossed"
                     prev = cur
     return rows, status
 
