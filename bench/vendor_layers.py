@@ -5,7 +5,7 @@ configs per layer (e.g. the leave-one-network-out picks of ``python -m predictor
 the collector's kernel libraries).
 
     python bench/vendor_layers.py --library export/.../h200_dispatch_sm_90a.so --family f16nhwc90 \\
-        [--picks reports/lono/.../layers.csv --picks-kind repick --build-dir .dev/build] \\
+        [--picks reports/lono/.../layers.csv --picks-kind repick --picks sweeps/x.parquet --build-dir .dev/build] \\
         [--shard 0/2] --out bench/vendor_layers/h200
 
 Writes ``<out>.csv`` (one row per layer: ``cudnn_us``, ``<variant>_us``, ``<variant>_err``) and
@@ -60,7 +60,7 @@ def _err(out: Any, ref: Any) -> float:
     return float((out.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30))
 
 
-def measure(p: ConvProblem, families: list[str], picks: dict[str, str], backend: Any) -> dict[str, Any]:
+def measure(p: ConvProblem, families: list[str], picks: dict[str, dict[str, str]], backend: Any) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
 
@@ -79,16 +79,45 @@ def measure(p: ConvProblem, families: list[str], picks: dict[str, str], backend:
         except RuntimeError as exc:
             _LOG.warning("%s %s: %s", p.key, fam, exc)
             rec[f"{fam}_us"], rec[f"{fam}_err"] = math.nan, math.nan
-    if backend is not None and p.key in picks:
+    if backend is not None:
         from predictor.config import KernelConfig
         from predictor.gpu_eval import graph_config_us
 
-        cfg = KernelConfig.from_name(picks[p.key])
-        t = backend.tensors(p, cfg.family)
-        rec["lono_pick"] = cfg.name
-        rec["lono_pick_us"], rec["lono_pick_verified"] = graph_config_us(backend, cfg, p, t)
-        del t
+        tensors: dict[str, Any] = {}  # one set per tensor kind (families with the same tensors share it)
+        for variant, chosen in picks.items():
+            if p.key not in chosen:
+                continue
+            cfg = KernelConfig.from_name(chosen[p.key])
+            kind = cfg.family.spec.tensor_kind
+            if kind not in tensors:
+                tensors[kind] = backend.tensors(p, cfg.family)
+            rec[variant] = cfg.name
+            rec[f"{variant}_us"], rec[f"{variant}_verified"] = graph_config_us(backend, cfg, p, tensors[kind])
+        del tensors
     return rec
+
+
+def read_picks(paths: list[str], kind: str | None) -> dict[str, dict[str, str]]:
+    """Per variant, shape_key -> config name: ``lono_<family>`` from each ``predictor.lono``
+    layers.csv (rows of ``kind``), ``best_<family>`` (the fastest ok config of the family's rows
+    at the largest SM count) from each sweep (``.parquet``)."""
+    out: dict[str, dict[str, str]] = {}
+    for path in paths:
+        if path.endswith(".parquet"):
+            from predictor.schema import read_sweep
+
+            d = read_sweep(path)
+            d = d[(d["status"] == "ok") & (d["sms"] == d["sms"].max())]
+            best = d.loc[d.groupby(["family", "shape_key"])["time_us"].idxmin()]
+            for fam, g in best.groupby("family"):
+                out.setdefault(f"best_{fam}", {}).update(zip(g["shape_key"], g["config"]))
+            continue
+        pk = pd.read_csv(path)
+        if kind:
+            pk = pk[pk["kind"] == kind]
+        for fam, g in pk.groupby("family"):
+            out.setdefault(f"lono_{fam}", {}).update(zip(g["shape_key"], g["pick"]))
+    return out
 
 
 def summary(d: pd.DataFrame, variants: list[str]) -> list[str]:
@@ -111,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--library", action="append", default=[], help="built dispatcher (.so; repeatable)")
     p.add_argument("--family", action="append", default=[], help="dispatcher family/choice to time (repeatable)")
-    p.add_argument("--picks", default=None, help="CSV with shape_key and pick columns (a predictor.lono layers.csv)")
-    p.add_argument("--picks-kind", default=None, help="keep the picks CSV's rows of this kind")
+    p.add_argument("--picks", action="append", default=[],
+                   help="a predictor.lono layers.csv (variants lono_<family>) or a sweep .parquet (variants "
+                        "best_<family>: the fastest measured config); repeatable")
+    p.add_argument("--picks-kind", default=None, help="keep the picks CSVs' rows of this kind")
     p.add_argument("--build-dir", default="build", help="collector kernel libraries (for --picks)")
     p.add_argument("--batches", default=None, help="only these batch sizes, e.g. 1,8,32")
     p.add_argument("--shard", default="0/1", help="i/n: every n-th layer from the i-th")
@@ -130,18 +161,16 @@ def main(argv: list[str] | None = None) -> int:
     layers = layers.iloc[i::n]
     if args.limit:
         layers = layers.iloc[:args.limit]
-    picks: dict[str, str] = {}
+    picks = read_picks(args.picks, args.picks_kind)
     backend = None
-    if args.picks:
-        pk = pd.read_csv(args.picks)
-        if args.picks_kind:
-            pk = pk[pk["kind"] == args.picks_kind]
-        picks = dict(zip(pk["shape_key"], pk["pick"]))
+    if picks:
         from predictor.config import KernelConfig
         from predictor.cuda_backend import CudaBackend
 
+        keys = set(layers["shape_key"])
         backend = CudaBackend(build_dir=args.build_dir, reps=5, retime_top=1)
-        backend.prepare(sorted({KernelConfig.from_name(c) for c in picks.values()}, key=lambda c: c.name))
+        backend.prepare(sorted({KernelConfig.from_name(c) for v in picks.values() for k, c in v.items() if k in keys},
+                               key=lambda c: c.name))
     from predictor.cuda_backend import warm_up
 
     warm_up(1.0)
@@ -157,7 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     d.to_csv(out.with_suffix(".csv"), index=False)
-    variants = list(args.family) + (["lono_pick"] if args.picks else [])
+    variants = list(args.family) + sorted(picks)
+    best = [f"{v}_us" for v in sorted(picks) if v.startswith("best_")]
+    if len(best) > 1:  # the faster of the families' fastest configs, per layer
+        d["best_any_us"] = d[best].min(axis=1)
+        variants.append("best_any")
     command = "python bench/vendor_layers.py " + " ".join(sys.argv[1:] if argv is None else argv)
     text = "\n".join(["# Layer by layer: our kernels vs cuDNN (fp16 NHWC)", "", f"- command: `{command}`",
                       f"- GPU: {torch.cuda.get_device_name()}", f"- date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",

@@ -4,6 +4,7 @@ through emit's nvcc command, and the generated dispatcher of the shipped model t
 project."""
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 from pathlib import Path
@@ -140,6 +141,34 @@ def test_small_dispatcher_compiles_with_emits_nvcc_command(tmp_path: Path) -> No
     assert text.count("PK_EXPORT_KERNEL(") == 1 and text.count('#include "pk_runtime.h"') == 1
     obj = build(src, "sm_87", compile_only=True)
     assert obj.name == "t_dispatch_sm_87.o" and obj.stat().st_size > 0
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+def test_dispatcher_builds_in_parallel_parts(tmp_path: Path) -> None:
+    """``build(jobs=2)``: two parts compiled in parallel and linked hold each kernel once and the
+    dispatch code once (a single-TU build of the same source is the test above)."""
+    from predictor.dispatcher import build, generate
+    from predictor.export_cpp import export_models_dir
+    from predictor.features import FEATURE_NAMES
+    from predictor.tree_ir import Leaf, Split, TreeIR
+
+    other = dataclasses.replace(SEED_CONFIG, stages=3)
+    classes = [SEED_CONFIG.name, other.name]
+    meta = {"family": "i8nc32", "gpu_slug": "t", "gpu": "hand-made", "sms": 132,
+            "smem_bytes": {c: 100000 for c in classes}, "sm87_ok": {c: True for c in classes}}
+    ir = TreeIR(tuple(FEATURE_NAMES), tuple(classes),
+                (Split(FEATURE_NAMES.index("gemm_m"), 4096, 1, 2), Leaf(classes[0]), Leaf(classes[1])), meta)
+    (tmp_path / "models").mkdir()
+    ir.validate().save(tmp_path / "models" / "t-i8nc32.tree.json")
+    export_models_dir(tmp_path / "models", "t", tmp_path / "export")
+    lib = build(generate(tmp_path / "models", "t", tmp_path / "export"), "sm_87", jobs=2)
+    syms = subprocess.run(["nm", "-D", "--defined-only", str(lib)], check=True, capture_output=True,
+                          text=True).stdout.split()
+    for c in (SEED_CONFIG, other):
+        assert syms.count(f"pk_run_{c.kernel_name}") == 1
+    assert syms.count("pkd_conv2d_i8nc32") == 1 and syms.count("pkd_select_i8nc32") == 1
+    assert not list(lib.parent.glob("*.part*.o"))  # the parts' objects are removed after linking
 
 
 def test_every_family_has_a_grid_and_a_generator() -> None:
