@@ -365,19 +365,26 @@ class _Plan:
         return self.objdir / f"{label}-{digest}.o"
 
 
+#: Kernels per translation unit by runtime kind, where not ``build_library``'s ``group``: a CUTLASS
+#: 3.x GEMM kernel takes about a minute of nvcc (the header parse shared by a group is a small part
+#: of it), so these compile one to a unit, all in parallel.
+GROUP_OF_KIND: dict[int | str, int] = {"gemm3": 1}
+
+
 def _plan(cfgs: Iterable[KernelConfig], arch: str, objdir: Path, group: int) -> _Plan:
-    """Group the distinct kernel instances of ``cfgs`` ``group`` to a translation unit, kernels of
-    one (compile arch, CUTLASS API) together (they share flags and headers)."""
+    """Group the distinct kernel instances of ``cfgs`` ``group`` (or :data:`GROUP_OF_KIND`) to a
+    translation unit, kernels of one (compile arch, runtime kind) together (they share flags and
+    headers)."""
     instances = kernel_instances(cfgs)
     key_of = {k: (c.spec.compile_arch(arch), runtime_kind(c)) for k, c in instances.items()}
     stamps = {key: "\n".join([nvcc_version(), " ".join(compile_options(key[0])), cutlass_version(),
                               *(runtime_header_path(h).read_text() for h in RUNTIME_HEADERS[key[1]])])
               for key in set(key_of.values())}
     names = sorted(instances)
-    size = max(1, group)
     groups: list[list[str]] = []
     for key in sorted(set(key_of.values()), key=str):
         part = [k for k in names if key_of[k] == key]
+        size = max(1, GROUP_OF_KIND.get(key[1], group))
         groups += [part[i:i + size] for i in range(0, len(part), size)]
     return _Plan(instances, {k: key[0] for k, key in key_of.items()}, {k: stamps[key] for k, key in key_of.items()},
                  objdir, groups)

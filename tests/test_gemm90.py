@@ -272,3 +272,17 @@ def test_gemm_family_cannot_implement_other_convs(gemm_backend) -> None:  # type
     for prob in (ConvProblem(1, 64, 56, 56, 64, 3, 3, 1, 1, 1), ConvProblem(8, 256, 14, 14, 512, 1, 1, 2, 0, 1)):
         rows = gemm_backend.measure(prob, [STREAMK, PINGPONG])
         assert [r.status for r in rows] == ["cannot_implement"] * 2
+
+
+@needs_nvcc
+@needs_cutlass
+def test_gemm_kernels_compile_one_to_a_unit(tmp_path: Path) -> None:
+    """GEMM kernels are heavy: one per translation unit (all in parallel); conv kernels keep ``group``."""
+    from predictor.emit import _plan
+    from predictor.space import family_grid
+
+    conv90 = family_grid(Family.F16_NHWC_SM90)[:7]
+    plan = _plan(family_grid(GEMM) + conv90, "sm_90", tmp_path, 6)
+    gemm_units = [g for g in plan.groups if g[0].startswith("f16gemm90_")]
+    assert len(gemm_units) == len(family_grid(GEMM)) and all(len(g) == 1 for g in gemm_units)
+    assert sorted(len(g) for g in plan.groups if not g[0].startswith("f16gemm90_")) == [1, 6]
