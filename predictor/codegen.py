@@ -248,13 +248,18 @@ def cpp_tree(ir: TreeIR, indent: str, var: Callable[[str], str] = "f_{}".format,
 
 
 # --------------------------------------------------------------------------- enums and constants
-def cpp_enum(e: type[enum.Enum], underlying: str = "int") -> str:
+def cpp_enum(e: type[enum.Enum], underlying: str = "int", leave_out: Iterable[enum.Enum] = ()) -> str:
     """``enum class`` of a Python enum: member ``X`` becomes ``kX``; integer values are kept
-    (``Swizzle.Identity2 = 2`` -> ``kIdentity2 = 2``), other values number the members in order."""
+    (``Swizzle.Identity2 = 2`` -> ``kIdentity2 = 2``), other values number the members in order.
+    ``leave_out``: members not written (only trailing ones keep the others' numbers)."""
+    skip = set(leave_out)
+    kept = [m for m in e if m not in skip]
+    if kept != list(e)[:len(kept)] and not all(type(m.value) is int for m in e):
+        raise ValueError(f"{e.__name__}: only trailing members can be left out of a numbered enum")
     if all(type(m.value) is int for m in e):
-        members = [f"k{m.name} = {m.value}" for m in e]
+        members = [f"k{m.name} = {m.value}" for m in kept]
     else:
-        members = [f"k{m.name}" for m in e]
+        members = [f"k{m.name}" for m in kept]
     return f"enum class {e.__name__} : {underlying} {{ {', '.join(members)} }};"
 
 

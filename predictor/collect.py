@@ -273,8 +273,9 @@ def run_sweep(args: argparse.Namespace) -> int:
             shapes = [s for path in args.layers for s in read_layers_csv(path)]
             skipped = [s for s in shapes if not fits(s.problem, fam, float("inf"), float("inf"))]
             for s in skipped:
-                _LOG.warning("%s: %s cannot run %s (C and K must be multiples of %d)", s.source, fam.value,
-                             s.problem.key, fam.spec.channel_multiple)
+                _LOG.warning("%s: %s cannot run %s (C and K must be multiples of %d%s)", s.source, fam.value,
+                             s.problem.key, fam.spec.channel_multiple,
+                             "" if fam.spec.operation == "conv" else "; 1x1, stride 1, pad 0, dilation 1 only")
             shapes = [s for s in shapes if s not in skipped]
         else:
             count = args.shapes if args.shapes else fam.spec.default_problems

@@ -1,8 +1,8 @@
 """Kernel configurations: one frozen, hashable value per CUTLASS conv2d fprop kernel variant.
 
-Every enum here mirrors a ``cutlass_library`` enum member of the same name (``to_cutlass()``
-returns it), but this module never imports ``cutlass_library`` at import time, so the run-time
-selector works without it.
+The knobs' enums live in :mod:`predictor.kernel_enums` (re-exported here); each mirrors a
+``cutlass_library`` enum member of the same name (``to_cutlass()`` returns it), but neither module
+imports ``cutlass_library`` at import time, so the run-time selector works without it.
 
 ``KernelConfig.name`` includes *every* field that changes the kernel (including swizzle, warp
 shape and split-k, which ``cutlass_library``'s ``configuration_name`` leaves out).  That name is the
@@ -21,8 +21,13 @@ Two kinds of kernel live here, chosen by the family (``FamilySpec.cutlass_api``)
   warp and instruction shapes are derived (one consumer warp group computes the whole tile with
   ``wgmma.m64nNk16``, N = tile N), swizzle/iterator/stride support/split-k are fixed.
 
-The CUTLASS 3.x fields (``cluster``, ``kernel_schedule``, ``epilogue_schedule``) default to values
-that leave every 2.x config -- and its name -- exactly as before.
+* CUTLASS 3.x SM90 GEMM kernels for the 1x1 convolutions (``FamilySpec.operation == "gemm"``:
+  ``cutlass::gemm::device::GemmUniversalAdapter`` over the GEMM CollectiveBuilders): the same knobs
+  plus the tile scheduler (default/persistent or stream-K).  Name: the 3.x name with
+  ``_ts<tile scheduler>`` after the epilogue schedule.
+
+The CUTLASS 3.x fields (``cluster``, ``kernel_schedule``, ``epilogue_schedule``, ``tile_scheduler``)
+default to values that leave every 2.x config -- and its name -- exactly as before.
 """
 from __future__ import annotations
 
@@ -33,108 +38,11 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from . import targets
+from .kernel_enums import (  # noqa: F401  (re-exported: the enums are part of this module's API)
+    GEMM_ONLY_MEMBERS, EpilogueFunctor, EpilogueSchedule, IteratorAlgorithm, KernelSchedule, SplitKMode,
+    StrideSupport, Swizzle, TileScheduler,
+)
 from .targets import SMEM_LIMIT_BYTES
-
-
-class _CutlassEnum(enum.Enum):
-    """Enum whose member names equal those of a cutlass_library enum."""
-
-    def to_cutlass(self) -> Any:
-        import cutlass_library.library as lib  # lazy: only emission needs it
-
-        return getattr(getattr(lib, _CUTLASS_ENUM_NAMES[type(self).__name__]), self.name)
-
-
-_CUTLASS_ENUM_NAMES = {
-    "Swizzle": "SwizzlingFunctor", "IteratorAlgorithm": "IteratorAlgorithm",
-    "StrideSupport": "StrideSupport", "EpilogueFunctor": "EpilogueFunctor",
-    "KernelSchedule": "KernelScheduleType", "EpilogueSchedule": "EpilogueScheduleType",
-}
-
-
-class Swizzle(_CutlassEnum):
-    """Threadblock rasterisation (``cutlass_library.SwizzlingFunctor``)."""
-
-    Identity1 = 1
-    Identity2 = 2
-    Identity4 = 4
-    Identity8 = 8
-
-
-
-class IteratorAlgorithm(_CutlassEnum):
-    """Activation/filter tile iterator (``cutlass_library.IteratorAlgorithm``)."""
-
-    Analytic = "analytic"
-    Optimized = "optimized"
-    FixedChannels = "fixed"
-    FewChannels = "few"
-
-
-
-class StrideSupport(_CutlassEnum):
-    """Whether the kernel supports strides > 1 (``cutlass_library.StrideSupport``)."""
-
-    Strided = "strided"
-    Unity = "unity"
-
-
-
-class EpilogueFunctor(_CutlassEnum):
-    """Epilogue (``cutlass_library.EpilogueFunctor``)."""
-
-    LinearCombination = "lincomb"
-    LinearCombinationClamp = "clamp"
-
-
-
-class KernelSchedule(_CutlassEnum):
-    """Mainloop schedule of a CUTLASS 3.x kernel (``cutlass_library.KernelScheduleType``).
-
-    ``NotApplicable``: a CUTLASS 2.x kernel (no such knob).  ``ScheduleAuto`` lets the collective
-    builder choose; in CUTLASS 4.2 the SM90 conv builder resolves it to
-    ``KernelImplicitTmaWarpSpecializedSm90`` (the same kernel), so the grid uses the explicit one
-    (an explicit schedule keeps a name's meaning when a later CUTLASS changes what "auto" picks).
-    The persistent cooperative / ping-pong conv schedules exist as C++ tags but CUTLASS 4.2 rejects
-    them for conv (``MainloopSm90TmaGmmaWarpSpecializedImplicitGemm``: "Persistent schedules not
-    support for conv yet") and ``cutlass_library`` has no member for them, so they are not listed."""
-
-    NotApplicable = "na"
-    ScheduleAuto = "auto"
-    ImplicitTmaWarpSpecializedSm90 = "ws"
-
-    def to_cutlass(self) -> Any:
-        if self is KernelSchedule.NotApplicable:
-            raise ValueError("KernelSchedule.NotApplicable (a CUTLASS 2.x kernel) has no cutlass_library value")
-        return super().to_cutlass()
-
-
-class EpilogueSchedule(_CutlassEnum):
-    """Epilogue schedule of a CUTLASS 3.x kernel (``cutlass_library.EpilogueScheduleType``).
-
-    ``NotApplicable``: a CUTLASS 2.x kernel.  ``ScheduleAuto`` resolves to ``NoSmemWarpSpecialized``
-    in the SM90 epilogue builder (registers straight to global memory); ``TmaWarpSpecialized``
-    stages the output tile through shared memory and stores it with TMA (what
-    ``GenerateSM90_Conv3x`` uses).  ``TmaWarpSpecializedCooperative`` needs the cooperative kernel
-    schedule, which conv does not have (see :class:`KernelSchedule`)."""
-
-    NotApplicable = "na"
-    ScheduleAuto = "auto"
-    NoSmemWarpSpecialized = "nosmem"
-    TmaWarpSpecialized = "tma"
-
-    def to_cutlass(self) -> Any:
-        if self is EpilogueSchedule.NotApplicable:
-            raise ValueError("EpilogueSchedule.NotApplicable (a CUTLASS 2.x kernel) has no cutlass_library value")
-        return super().to_cutlass()
-
-
-class SplitKMode(enum.Enum):
-    """Split-k mode (``cutlass::conv::SplitKMode``).  Serial split-k only: parallel split-k needs a
-    separate reduction kernel and is not part of the grid."""
-
-    NoSplit = "none"
-    Serial = "serial"
 
 
 class Family(enum.Enum):
@@ -144,6 +52,7 @@ class Family(enum.Enum):
     FP16_NHWC = "f16nhwc"
     F16_NHWC_SM90 = "f16nhwc90"
     I8_NHWC_SM90 = "i8nhwc90"
+    F16_GEMM_SM90 = "f16gemm90"
 
     @property
     def spec(self) -> "FamilySpec":
@@ -179,6 +88,16 @@ class FamilySpec:
     arch_min: str = "sm_80"
     #: Problems of the collector's default problem set (``predictor.collect --shapes 0``).
     default_problems: int = 1000
+    #: ``"conv"``: implicit-GEMM conv kernels (any filter, stride, padding, dilation).  ``"gemm"``:
+    #: CUTLASS 3.x GEMM kernels (``GemmUniversalAdapter``) that implement exactly the 1x1, stride-1,
+    #: pad-0, dilation-1 convolutions (A = activations as (N*H*W) x C, B = filter K x C, D = output
+    #: (N*H*W) x K); other problems are ``cannot_implement`` (:meth:`implements`).
+    operation: str = "conv"
+
+    def implements(self, r: int, s: int, stride: int, pad: int, dilation: int) -> bool:
+        """Whether the family's kernels can run a conv with this filter and (square) stride, padding
+        and dilation at all (a GEMM family: only 1x1, stride 1, pad 0, dilation 1)."""
+        return self.operation == "conv" or (r, s, stride, pad, dilation) == (1, 1, 1, 0, 1)
 
     @property
     def tensor_kind(self) -> str:
@@ -270,6 +189,22 @@ FAMILY_SPECS: dict[Family, FamilySpec] = {
         "sm_90a only",
         cutlass_api=3, arch_min="sm_90a",
     ),
+    Family.F16_GEMM_SM90: FamilySpec(
+        family=Family.F16_GEMM_SM90,
+        element_a="f16", element_b="f16", element_c="f16",
+        element_accumulator="f32", element_epilogue="f32",
+        # the conv's tensors (what the collector allocates and checks); the kernel sees them as the
+        # GEMM's row-major A (NHWC), column-major B (KRSC = K x C) and row-major C/D (NPQK): "TN"
+        layout_a="TensorNHWC", layout_b="TensorNHWC", layout_c="TensorNHWC",
+        math_operation="multiply_add",
+        instruction_shape=(64, 8, 16), bytes_a=2, bytes_b=2,
+        epilogue=EpilogueFunctor.LinearCombination,
+        channel_multiple=8,  # TMA: 16-byte aligned rows of C (activation/filter) and K (output)
+        description="1x1 / stride 1 / pad 0 / dilation 1 fp16 NHWC convolutions as CUTLASS 3.x SM90 "
+        "GEMMs (TMA + wgmma; warp-specialized, persistent ping-pong and cooperative schedules, "
+        "stream-K), fp32 accumulate, sm_90a only",
+        cutlass_api=3, arch_min="sm_90a", operation="gemm",
+    ),
 }
 
 _NAME_RE = re.compile(
@@ -282,7 +217,8 @@ _NAME_RE = re.compile(
 #: Names of CUTLASS 3.x configs (``FamilySpec.cutlass_api == 3``).
 _NAME3_RE = re.compile(
     r"^(?P<family>[a-z0-9]+)_t(?P<tb>\d+x\d+x\d+)_c(?P<cluster>\d+x\d+x\d+)_s(?P<stages>auto|\d+)"
-    r"_k(?P<kernel_schedule>[a-z0-9]+)_e(?P<epilogue_schedule>[a-z0-9]+)_a(?P<align>\d+x\d+x\d+)"
+    r"_k(?P<kernel_schedule>[a-z0-9]+)_e(?P<epilogue_schedule>[a-z0-9]+)(?:_ts(?P<tile_scheduler>[a-z]+))?"
+    r"_a(?P<align>\d+x\d+x\d+)"
     r"_(?P<epilogue>[a-z]+)$"
 )
 
@@ -319,6 +255,7 @@ class KernelConfig:
     cluster: tuple[int, int, int] = (1, 1, 1)  # thread-block cluster M, N, K (in CTAs)
     kernel_schedule: KernelSchedule = KernelSchedule.NotApplicable
     epilogue_schedule: EpilogueSchedule = EpilogueSchedule.NotApplicable
+    tile_scheduler: TileScheduler = TileScheduler.NotApplicable  # GEMM family only
 
     def __lt__(self, other: "KernelConfig") -> bool:  # enums are not orderable: order by name
         return self.name < other.name
@@ -343,9 +280,10 @@ class KernelConfig:
         if self.stages < 2:
             raise ValueError(f"stages must be >= 2, got {self.stages}")
         if (self.cluster != (1, 1, 1) or self.kernel_schedule is not KernelSchedule.NotApplicable
-                or self.epilogue_schedule is not EpilogueSchedule.NotApplicable):
-            raise ValueError(f"{self.family.value} is a CUTLASS 2.x family: cluster, kernel_schedule and "
-                             "epilogue_schedule must keep their defaults")
+                or self.epilogue_schedule is not EpilogueSchedule.NotApplicable
+                or self.tile_scheduler is not TileScheduler.NotApplicable):
+            raise ValueError(f"{self.family.value} is a CUTLASS 2.x family: cluster, kernel_schedule, "
+                             "epilogue_schedule and tile_scheduler must keep their defaults")
 
     def _check_3x(self) -> None:
         spec = self.spec
@@ -369,17 +307,48 @@ class KernelConfig:
         for k, v in fixed.items():
             if getattr(self, k) != v:
                 raise ValueError(f"{f}: {k} must be {v!r} for a CUTLASS 3.x kernel, got {getattr(self, k)!r}")
+        self._check_schedules()
+
+    def _check_schedules(self) -> None:
+        """The kernel schedule, epilogue schedule and tile scheduler combinations CUTLASS 4.2's SM90
+        builders and kernels accept (those ``cutlass_library``'s SM90 generators emit)."""
+        f, ks, es, ts = self.family.value, self.kernel_schedule, self.epilogue_schedule, self.tile_scheduler
+        if self.spec.operation == "conv":
+            if ks in GEMM_ONLY_MEMBERS or es in GEMM_ONLY_MEMBERS or ts is not TileScheduler.NotApplicable:
+                raise ValueError(f"{f}: GEMM schedules and tile schedulers are not conv knobs")
+            return
+        coop = ks is KernelSchedule.TmaWarpSpecializedCooperative
+        if ks not in GEMM_ONLY_MEMBERS:
+            raise ValueError(f"{f}: kernel schedule must be a GEMM one (TmaWarpSpecialized[Pingpong|Cooperative])")
+        if coop and self.tb[0] < 128:
+            raise ValueError(f"{f}: the cooperative schedule needs tile M >= 128, got {self.tb}")
+        epi_ok = {EpilogueSchedule.NoSmemWarpSpecialized,
+                  EpilogueSchedule.TmaWarpSpecializedCooperative if coop else EpilogueSchedule.TmaWarpSpecialized}
+        if es not in epi_ok:
+            raise ValueError(f"{f}: epilogue schedule {es.name} does not go with {ks.name}")
+        if ts is TileScheduler.NotApplicable or (ts is TileScheduler.StreamK and not coop):
+            raise ValueError(f"{f}: tile scheduler {ts.name} does not go with {ks.name} (stream-K: cooperative only)")
 
     @classmethod
     def sm90(cls, family: Family, tb: tuple[int, int, int], cluster: tuple[int, int, int] = (1, 1, 1),
-             stages: int = 0, kernel_schedule: KernelSchedule = KernelSchedule.ImplicitTmaWarpSpecializedSm90,
-             epilogue_schedule: EpilogueSchedule = EpilogueSchedule.TmaWarpSpecialized) -> "KernelConfig":
-        """A CUTLASS 3.x config of ``family`` (the derived and fixed fields filled in)."""
+             stages: int = 0, kernel_schedule: KernelSchedule | None = None,
+             epilogue_schedule: EpilogueSchedule | None = None,
+             tile_scheduler: TileScheduler | None = None) -> "KernelConfig":
+        """A CUTLASS 3.x config of ``family`` (the derived and fixed fields filled in).  Schedules
+        left out: conv, the implicit-GEMM warp-specialized kernel with the TMA epilogue; GEMM, the
+        cooperative kernel with its TMA epilogue and the default (persistent) tile scheduler."""
+        gemm = family.spec.operation == "gemm"
+        ks = kernel_schedule or (KernelSchedule.TmaWarpSpecializedCooperative if gemm
+                                 else KernelSchedule.ImplicitTmaWarpSpecializedSm90)
+        es = epilogue_schedule or (EpilogueSchedule.TmaWarpSpecializedCooperative
+                                   if ks is KernelSchedule.TmaWarpSpecializedCooperative
+                                   else EpilogueSchedule.TmaWarpSpecialized)
+        ts = tile_scheduler or (TileScheduler.Default if gemm else TileScheduler.NotApplicable)
         tb = (int(tb[0]), int(tb[1]), int(tb[2]))
-        warp, inst = derived_warp_inst(family, tb, kernel_schedule)
+        warp, inst = derived_warp_inst(family, tb, ks)
         return cls(family=family, tb=tb, warp=warp, inst=inst, stages=stages, align=tma_alignment(family),
                    epilogue=family.spec.epilogue, cluster=(int(cluster[0]), int(cluster[1]), int(cluster[2])),
-                   kernel_schedule=kernel_schedule, epilogue_schedule=epilogue_schedule)
+                   kernel_schedule=ks, epilogue_schedule=es, tile_scheduler=ts)
 
     # ----------------------------------------------------------------- derived
     @property
@@ -397,6 +366,8 @@ class KernelConfig:
     @property
     def threads(self) -> int:
         m, n, k = self.warp_count
+        if self.kernel_schedule is KernelSchedule.TmaWarpSpecializedPingpong:  # 2 consumers, a tile each
+            return 128 * 3
         if self.cutlass_api == 3:  # one producer warp group + the consumer warp groups
             return 128 * (1 + m * n * k)
         return 32 * m * n * k
@@ -440,8 +411,9 @@ class KernelConfig:
         a = "x".join(map(str, self.align))
         if self.cutlass_api == 3:  # split-k is always 1; warp/inst/swizzle/iterator/stride are fixed
             c = "x".join(map(str, self.cluster))
+            ts = "" if self.tile_scheduler is TileScheduler.NotApplicable else f"_ts{self.tile_scheduler.value}"
             return (f"{self.family.value}_t{t}_c{c}_s{self._stages_text()}_k{self.kernel_schedule.value}"
-                    f"_e{self.epilogue_schedule.value}_a{a}_{self.epilogue.value}")
+                    f"_e{self.epilogue_schedule.value}{ts}_a{a}_{self.epilogue.value}")
         w = "x".join(map(str, self.warp))
         i = "x".join(map(str, self.inst))
         sk = "1" if self.split_k_mode is SplitKMode.NoSplit else f"serial{self.split_k_slices}"
@@ -463,7 +435,8 @@ class KernelConfig:
                 cfg = cls.sm90(
                     Family(m3["family"]), _dims(m3["tb"]), _dims(m3["cluster"]),
                     0 if m3["stages"] == "auto" else int(m3["stages"]),
-                    KernelSchedule(m3["kernel_schedule"]), EpilogueSchedule(m3["epilogue_schedule"]))
+                    KernelSchedule(m3["kernel_schedule"]), EpilogueSchedule(m3["epilogue_schedule"]),
+                    TileScheduler(m3["tile_scheduler"]) if m3["tile_scheduler"] else None)
             except ValueError as exc:
                 raise ValueError(f"bad KernelConfig name {name!r}: {exc}") from exc
             if cfg.name != name:
@@ -523,12 +496,16 @@ def tma_alignment(family: Family) -> tuple[int, int, int]:
 
 def derived_warp_inst(family: Family, tb: tuple[int, int, int],
                       kernel_schedule: KernelSchedule) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """(warp, inst) of a CUTLASS 3.x config: the SM90 conv builder tiles the MMA with one consumer
-    warp group for the (non-persistent) warp-specialized schedule, so the "warp" tile is the CTA
-    tile, and picks ``wgmma.m64nNk<K>`` with N = the tile's N (``ss_op_selector``)."""
-    del kernel_schedule  # every SM90 conv schedule of CUTLASS 4.2 has one consumer warp group
+    """(warp, inst) of a CUTLASS 3.x config: the SM90 builders tile the MMA with one consumer warp
+    group per tile (the conv and GEMM warp-specialized schedules; ping-pong's two warp groups each
+    take a whole tile), so the "warp" tile is the CTA tile -- except the cooperative schedule, whose
+    two warp groups split the tile along M -- and pick ``wgmma.m64nNk<K>`` with N = the tile's N
+    (``ss_op_selector``)."""
     atom = family.spec.instruction_shape
-    return (tuple(tb), (atom[0], int(tb[1]), atom[2]))  # type: ignore[return-value]
+    inst = (atom[0], int(tb[1]), atom[2])
+    if kernel_schedule is KernelSchedule.TmaWarpSpecializedCooperative and tb[0] >= 128:
+        return ((tb[0] // 2, tb[1], tb[2]), inst)
+    return (tuple(tb), inst)  # type: ignore[return-value]
 
 
 #: The configuration of the question in shared/seeds/000_*: DefaultConv2dFprop int8 NCxHWx<32>,

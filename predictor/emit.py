@@ -2,9 +2,10 @@
 
 One translation unit per kernel instance (``KernelConfig.kernel_name``): the kernel's template
 instantiation comes from ``cutlass_library``'s ``EmitConv2dInstance`` (CUTLASS 2.x families) or
-``EmitConv3xInstance`` (CUTLASS 3.x families, ``FamilySpec.cutlass_api == 3``); ``csrc/pk_runtime.h``
-(2.x) and ``csrc/pk_runtime_sm90.h`` (3.x) add the same small C ABI (``pk_run_<name>``,
-``pk_info_<name>``).  A family whose ``arch_min`` is architecture-specific (``sm_90a``) is compiled
+``EmitConv3xInstance`` (CUTLASS 3.x families, ``FamilySpec.cutlass_api == 3``) or
+``EmitGemmUniversal3xInstance`` (the CUTLASS 3.x GEMM families, ``FamilySpec.operation == "gemm"``);
+``csrc/pk_runtime.h`` (2.x), ``csrc/pk_runtime_sm90.h`` (3.x conv) and ``csrc/pk_runtime_gemm90.h``
+(3.x GEMM) add the same small C ABI (``pk_run_<name>``, ``pk_info_<name>``).  A family whose ``arch_min`` is architecture-specific (``sm_90a``) is compiled
 for exactly that target whatever ``arch`` says, and refused for targets that cannot run it.
 Objects are compiled in parallel and cached under a hash of source, nvcc version, flags and CUTLASS
 version, so re-running a sweep or adding a config recompiles only what changed.  A kernel that
@@ -153,20 +154,56 @@ def _operation_3x(cfg: KernelConfig):  # type: ignore[no-untyped-def]
                            tile_scheduler=TileSchedulerType.Default)
 
 
-#: The C ABI headers (``csrc/``) the kernels of each CUTLASS API need, in include order; a kernel's
+def _operation_gemm(cfg: KernelConfig):  # type: ignore[no-untyped-def]
+    """The ``cutlass_library`` ``GemmOperation`` (``GemmKind.Universal3x``) for a config of a GEMM
+    family -- built as ``GenerateSM90_TensorOp_16b_WGMMA_gemm`` / ``CreateGemmUniversal3xOperator``
+    build theirs -- as the "TN" GEMM of the 1x1 conv: A row-major (NHWC), B column-major (KRSC),
+    C/D row-major (NPQK)."""
+    from cutlass_library.gemm_operation import GemmOperation
+    from cutlass_library.library import (
+        DataType, EpilogueFunctor, GemmKind, LayoutType, MathInstruction, MathOperation, OpcodeClass,
+        SwizzlingFunctor, TensorDescription, TileDescription,
+    )
+
+    spec = cfg.spec
+    dt = lambda n: getattr(DataType, n)  # noqa: E731
+    arch = int(spec.arch_min.removeprefix("sm_").rstrip("a"))
+    math = MathInstruction(list(cfg.inst), dt(spec.element_a), dt(spec.element_b), dt(spec.element_accumulator),
+                           OpcodeClass.TensorOp, getattr(MathOperation, spec.math_operation))
+    tile = TileDescription(list(cfg.tb), cfg.stages, [4, 1, 1], math, arch, arch, list(cfg.cluster))
+    A = TensorDescription(dt(spec.element_a), LayoutType.RowMajor, cfg.align[0])
+    B = TensorDescription(dt(spec.element_b), LayoutType.ColumnMajor, cfg.align[1])
+    C = TensorDescription(dt(spec.element_c), LayoutType.RowMajor, cfg.align[2])
+    return GemmOperation(GemmKind.Universal3x, arch, tile, A, B, C, dt(spec.element_epilogue),
+                         EpilogueFunctor.LinearCombination, SwizzlingFunctor.Identity1, D=C,
+                         kernel_schedule=cfg.kernel_schedule.to_cutlass(),
+                         epilogue_schedule=cfg.epilogue_schedule.to_cutlass(),
+                         tile_scheduler=cfg.tile_scheduler.to_cutlass())
+
+
+#: The C ABI headers (``csrc/``) the kernels of each runtime kind (:func:`runtime_kind`: the CUTLASS
+#: API, or ``"gemm3"`` for the CUTLASS 3.x GEMM families) need, in include order; a kernel's
 #: translation unit includes the last one (which includes the others).
-RUNTIME_HEADERS: dict[int, tuple[str, ...]] = {
+RUNTIME_HEADERS: dict[int | str, tuple[str, ...]] = {
     2: ("pk_runtime.h",),
     3: ("pk_runtime.h", "pk_runtime_sm90.h"),
+    "gemm3": ("pk_runtime.h", "pk_runtime_gemm90.h"),
 }
+
+
+def runtime_kind(cfg: KernelConfig) -> int | str:
+    """The :data:`RUNTIME_HEADERS` key of ``cfg``'s kernel: its CUTLASS API for conv kernels,
+    ``"gemm3"`` for a GEMM family's."""
+    return cfg.cutlass_api if cfg.spec.operation == "conv" else f"gemm{cfg.cutlass_api}"
 
 
 def runtime_headers(cfgs: Iterable[KernelConfig]) -> list[str]:
     """The ``csrc/`` headers the kernels of ``cfgs`` need together, in include order."""
-    apis = {c.cutlass_api for c in cfgs}
+    kinds = {runtime_kind(c) for c in cfgs}
     out: list[str] = []
-    for api in sorted(apis):
-        out += [h for h in RUNTIME_HEADERS[api] if h not in out]
+    for kind in RUNTIME_HEADERS:
+        if kind in kinds:
+            out += [h for h in RUNTIME_HEADERS[kind] if h not in out]
     return out
 
 
@@ -188,6 +225,19 @@ def _kernel_body_3x(cfg: KernelConfig) -> str:
     )
 
 
+def _kernel_body_gemm3x(cfg: KernelConfig) -> str:
+    from cutlass_library.gemm_operation import EmitGemmUniversal3xInstance
+
+    op = _operation_gemm(cfg)
+    body = EmitGemmUniversal3xInstance().emit(op)
+    base = op.procedural_name()
+    ns = f"pk_{cfg.kernel_name}"
+    return (
+        f"namespace {ns} {{\n{body}\n}}  // namespace {ns}\n"
+        f"PK_EXPORT_KERNEL_GEMM3X({cfg.kernel_name}, {ns}::{base}_base)\n"
+    )
+
+
 def _kernel_body_2x(cfg: KernelConfig) -> str:
     from cutlass_library.conv2d_operation import EmitConv2dInstance
 
@@ -204,11 +254,13 @@ def _kernel_body_2x(cfg: KernelConfig) -> str:
 
 def kernel_source(cfg: KernelConfig, include_runtime: bool = True) -> str:
     """CUDA C++ translation unit for ``cfg``'s kernel instance, emitted by ``cutlass_library``
-    (``EmitConv2dInstance`` or, for CUTLASS 3.x families, ``EmitConv3xInstance``).  With
+    (``EmitConv2dInstance``; for CUTLASS 3.x families ``EmitConv3xInstance``, for the GEMM families
+    ``EmitGemmUniversal3xInstance``).  With
     ``include_runtime=False`` the ``#include`` of its C ABI header is left out (a dispatcher
     includes :func:`runtime_headers` once for all its kernels)."""
-    include = f'#include "{RUNTIME_HEADERS[cfg.cutlass_api][-1]}"\n' if include_runtime else ""
-    body = _kernel_body_3x(cfg) if cfg.cutlass_api == 3 else _kernel_body_2x(cfg)
+    kind = runtime_kind(cfg)
+    include = f'#include "{RUNTIME_HEADERS[kind][-1]}"\n' if include_runtime else ""
+    body = {2: _kernel_body_2x, 3: _kernel_body_3x, "gemm3": _kernel_body_gemm3x}[kind](cfg)
     return f"// generated by predictor.emit for {cfg.kernel_name}; do not edit\n{include}\n{body}"
 
 
@@ -313,19 +365,26 @@ class _Plan:
         return self.objdir / f"{label}-{digest}.o"
 
 
+#: Kernels per translation unit by runtime kind, where not ``build_library``'s ``group``: a CUTLASS
+#: 3.x GEMM kernel takes about a minute of nvcc (the header parse shared by a group is a small part
+#: of it), so these compile one to a unit, all in parallel.
+GROUP_OF_KIND: dict[int | str, int] = {"gemm3": 1}
+
+
 def _plan(cfgs: Iterable[KernelConfig], arch: str, objdir: Path, group: int) -> _Plan:
-    """Group the distinct kernel instances of ``cfgs`` ``group`` to a translation unit, kernels of
-    one (compile arch, CUTLASS API) together (they share flags and headers)."""
+    """Group the distinct kernel instances of ``cfgs`` ``group`` (or :data:`GROUP_OF_KIND`) to a
+    translation unit, kernels of one (compile arch, runtime kind) together (they share flags and
+    headers)."""
     instances = kernel_instances(cfgs)
-    key_of = {k: (c.spec.compile_arch(arch), c.cutlass_api) for k, c in instances.items()}
+    key_of = {k: (c.spec.compile_arch(arch), runtime_kind(c)) for k, c in instances.items()}
     stamps = {key: "\n".join([nvcc_version(), " ".join(compile_options(key[0])), cutlass_version(),
                               *(runtime_header_path(h).read_text() for h in RUNTIME_HEADERS[key[1]])])
               for key in set(key_of.values())}
     names = sorted(instances)
-    size = max(1, group)
     groups: list[list[str]] = []
-    for key in sorted(set(key_of.values())):
+    for key in sorted(set(key_of.values()), key=str):
         part = [k for k in names if key_of[k] == key]
+        size = max(1, GROUP_OF_KIND.get(key[1], group))
         groups += [part[i:i + size] for i in range(0, len(part), size)]
     return _Plan(instances, {k: key[0] for k, key in key_of.items()}, {k: stamps[key] for k, key in key_of.items()},
                  objdir, groups)

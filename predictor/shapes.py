@@ -2,7 +2,7 @@
 ``predictor/data/networks``), a structured grid and log-uniform random problems (fixed seed), and
 users' own layer lists (CSV).
 
-A family's default set is every network layer it can run (no work bound; only the memory bound
+A family's default set is every network layer it can run (a GEMM family: the 1x1, stride-1 layers) (no work bound; only the memory bound
 ``max_mbytes`` on its tensors), then grid and random problems up to ``max_gflop`` each, drawn to
 cover the space the networks span (channel counts that are not powers of two, spatial sizes up to
 1024, rectangular inputs, dilation, 1xN filters, batch 1-64).  The set is deterministic for a
@@ -163,13 +163,14 @@ def tensor_mbytes(p: ConvProblem, family: Family) -> float:
 
 
 def runnable(p: ConvProblem, family: Family) -> bool:
-    """Valid, and C and K are multiples of the family's channel multiple."""
+    """Valid, C and K are multiples of the family's channel multiple, and the family implements the
+    filter (a GEMM family: 1x1, stride 1, pad 0, dilation 1 only; ``FamilySpec.implements``)."""
     try:
         validate(p.args())
     except ValueError:
         return False
     m = family.spec.channel_multiple
-    return p.C % m == 0 and p.K % m == 0
+    return p.C % m == 0 and p.K % m == 0 and family.spec.implements(p.R, p.S, p.stride, p.pad, p.dilation)
 
 
 def fits(p: ConvProblem, family: Family, max_gflop: float = DEFAULT_MAX_GFLOP,

@@ -12,13 +12,14 @@ family's own grid knobs.  A new family needs its ``FAMILY_SPECS`` entry and its 
 """
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 from .config import (
     SEED_CONFIG, SMEM_LIMIT_BYTES, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm,
-    KernelConfig, KernelSchedule, StrideSupport, Swizzle,
+    KernelConfig, KernelSchedule, StrideSupport, Swizzle, TileScheduler,
 )
 
 _LOG = logging.getLogger(__name__)
@@ -66,8 +67,38 @@ class Sm90Grid:
                                                          ((128, 128), 3))
 
 
+#: (tile M, tile N) -> stages, per kernel schedule.
+_Shallow = tuple[tuple[KernelSchedule, tuple[int, int], int], ...]
+
+
+@dataclass(frozen=True)
+class GemmGrid:
+    """The sweep grid of a CUTLASS 3.x SM90 GEMM family (:func:`gemm_grid`).  The (kernel schedule,
+    epilogue schedule, tile scheduler) combinations are those ``cutlass_library``'s generator emits
+    for fp16 "TN" GEMMs with fp16 output (:func:`generator_gemm_combos`): warp-specialized with the
+    register epilogue, ping-pong with the TMA epilogue, cooperative with its TMA epilogue, default
+    (persistent) or stream-K.  Automatic stages unless listed in ``shallow``."""
+
+    generator: str = "GenerateSM90_TensorOp_16b_WGMMA_gemm"
+    tiles: tuple[tuple[int, int], ...] = ((64, 128), (128, 128), (128, 256), (256, 128), (128, 64), (64, 256))
+    tile_k: int = 64
+    clusters: tuple[tuple[int, int, int], ...] = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
+    #: Tiles whose accumulators one consumer warp group holds without spilling (warp-specialized and
+    #: ping-pong: a warp group per tile; fp32 accumulators of 128x128 are 128 registers a thread).
+    one_group_max_mn: int = 128 * 128
+    #: Warp-specialized (non-persistent) kernels: clusters swept.
+    ws_clusters: tuple[tuple[int, int, int], ...] = ((1, 1, 1), (2, 1, 1))
+    #: Register (NoSmem) epilogue next to the TMA one: (kernel schedule, tile).
+    nosmem: tuple[tuple[KernelSchedule, tuple[int, int]], ...] = (
+        (KernelSchedule.TmaWarpSpecializedPingpong, (64, 128)), (KernelSchedule.TmaWarpSpecializedPingpong, (128, 128)),
+        (KernelSchedule.TmaWarpSpecializedCooperative, (128, 128)),
+        (KernelSchedule.TmaWarpSpecializedCooperative, (256, 128)))
+    shallow: _Shallow = ((KernelSchedule.TmaWarpSpecializedPingpong, (64, 128), 4),
+                         (KernelSchedule.TmaWarpSpecializedCooperative, (128, 128), 4))
+
+
 #: The grid of every family: adding a family means one entry here (and its ``FAMILY_SPECS`` entry).
-GRIDS: dict[Family, Sm80Grid | Sm90Grid] = {
+GRIDS: dict[Family, Sm80Grid | Sm90Grid | GemmGrid] = {
     Family.INT8_NC32HW32: Sm80Grid(
         generator="GenerateSM80_TensorOp_16832_Interleaved",
         align=(16, 16, 8),
@@ -96,10 +127,11 @@ GRIDS: dict[Family, Sm80Grid | Sm90Grid] = {
     ),
     Family.F16_NHWC_SM90: Sm90Grid(),
     Family.I8_NHWC_SM90: Sm90Grid(),
+    Family.F16_GEMM_SM90: GemmGrid(),
 }
 
 
-def grid_spec(family: Family) -> Sm80Grid | Sm90Grid:
+def grid_spec(family: Family) -> Sm80Grid | Sm90Grid | GemmGrid:
     """The :data:`GRIDS` entry of ``family`` (``ValueError`` naming where to add a missing one)."""
     try:
         return GRIDS[family]
@@ -129,6 +161,11 @@ class _CaptureManifest:
     def append(self, op: object) -> None:
         self.operations.append(op)
 
+    def get_instantiation_level(self, pruned_level: int = 0, default_level: int = 111,
+                                exhaustive_level: int = 9992) -> int:
+        """The SM90 GEMM generators' pruning level: their default (a plain CUTLASS build's)."""
+        return default_level
+
 
 def generator_tiles(family: Family) -> list[Tile]:
     """(threadblock shape, stages, warp count) of every conv2d fprop tile that ``cutlass_library``'s
@@ -138,6 +175,8 @@ def generator_tiles(family: Family) -> list[Tile]:
     from cutlass_library.library import ConvKind, DataType, LayoutType, OperationKind
 
     spec = family.spec
+    if spec.operation == "gemm":
+        return [(tb, 0, (1, 1, 1)) for tb in dict.fromkeys(c[0] for c in generator_gemm_combos(family))]
     if spec.cutlass_api == 3:
         out3: list[Tile] = []
         for tb, _cluster in generator_tiles_3x(family):
@@ -196,6 +235,75 @@ def generator_tiles_3x(family: Family) -> list[tuple[tuple[int, int, int], tuple
 #: that two or three CTAs share an SM (with automatic stages every tile fills the SM's shared memory
 #: and runs one CTA per SM).  Kernel schedule: the warp-specialized implicit-GEMM schedule, the only
 #: one CUTLASS 4.2 has for conv.  Every config of both grids compiles (nvcc 13.0, CUTLASS 4.2).
+
+
+#: (tile, cluster, kernel schedule, epilogue schedule, tile scheduler) of a GEMM kernel.
+GemmCombo = tuple[tuple[int, int, int], tuple[int, int, int], KernelSchedule, EpilogueSchedule, TileScheduler]
+
+
+@functools.lru_cache(maxsize=4)
+def generator_gemm_combos(family: Family) -> tuple[GemmCombo, ...]:
+    """Every (tile, cluster, schedules, tile scheduler) the family's ``cutlass_library`` SM90 GEMM
+    generator emits for its types as a "TN" GEMM (A row-major, B column-major, fp32 accumulator, C
+    and D of the family's output type, 16-byte alignment), schedules the package knows, in the
+    generator's order, deduplicated (the generator's automatic-stage kernels).  The generator lists
+    column-major C/D only (the CUTLASS library runs a row-major output as the transposed problem);
+    the family's kernels write the row-major NPQK output directly, with the same combinations."""
+    from cutlass_library.library import DataType, LayoutType
+
+    spec = family.spec
+    want = (getattr(DataType, spec.element_a), getattr(DataType, spec.element_b), getattr(DataType, spec.element_c),
+            getattr(DataType, spec.element_accumulator))
+    known = {m.name for m in KernelSchedule}, {m.name for m in EpilogueSchedule}, {m.name for m in TileScheduler}
+    out: dict[GemmCombo, None] = {}
+    for op in _generator_operations(family):
+        if (op.A.element, op.B.element, op.D.element, op.accumulator_type()) != want or op.C.element != want[2]:
+            continue
+        if (op.A.layout, op.B.layout) != (LayoutType.RowMajor, LayoutType.ColumnMajor):
+            continue
+        names = (op.kernel_schedule.name, op.epilogue_schedule.name, op.tile_scheduler.name)
+        if op.A.alignment * 2 != 16 or any(n not in k for n, k in zip(names, known)):
+            continue
+        t = op.tile_description
+        out[(tuple(int(v) for v in t.tile_shape), tuple(int(v) for v in t.cluster_shape),  # type: ignore[index]
+             KernelSchedule[names[0]], EpilogueSchedule[names[1]], TileScheduler[names[2]])] = None
+    return tuple(out)
+
+
+def gemm_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
+    """The sweep grid of a CUTLASS 3.x SM90 GEMM family (its :class:`GemmGrid`); empty if
+    ``arch_limit`` cannot run the family."""
+    if not family.spec.supports(arch_limit):
+        return []
+    knobs = grid_spec(family)
+    if not isinstance(knobs, GemmGrid):
+        raise ValueError(f"family {family.value}: its GRIDS entry is not a GemmGrid")
+    ws, pp, coop = (KernelSchedule.TmaWarpSpecialized, KernelSchedule.TmaWarpSpecializedPingpong,
+                    KernelSchedule.TmaWarpSpecializedCooperative)
+    tma, tmacoop, nosmem = (EpilogueSchedule.TmaWarpSpecialized, EpilogueSchedule.TmaWarpSpecializedCooperative,
+                            EpilogueSchedule.NoSmemWarpSpecialized)
+    cfgs: dict[str, KernelConfig] = {}
+
+    def add(mn, ks, es, cluster=(1, 1, 1), ts=TileScheduler.Default, stages=0) -> None:  # type: ignore[no-untyped-def]
+        c = KernelConfig.sm90(family, (mn[0], mn[1], knobs.tile_k), cluster, stages, ks, es, ts)
+        if runs_on(c, arch_limit):
+            cfgs.setdefault(c.name, c)
+
+    for mn in knobs.tiles:
+        one_group = mn[0] * mn[1] <= knobs.one_group_max_mn
+        for cluster in knobs.clusters:
+            if one_group:
+                add(mn, pp, tma, cluster)
+            if mn[0] >= 128:
+                add(mn, coop, tmacoop, cluster)
+                add(mn, coop, tmacoop, cluster, TileScheduler.StreamK)
+        for cluster in knobs.ws_clusters if one_group else ():
+            add(mn, ws, nosmem, cluster)
+    for ks, mn in knobs.nosmem:
+        add(mn, ks, nosmem)
+    for ks, mn, st in knobs.shallow:
+        add(mn, ks, tmacoop if ks is coop else tma, stages=st)
+    return sorted(cfgs.values(), key=lambda c: c.name)
 
 
 def _generator_tiles_mn(family: Family) -> list[tuple[int, int]]:
@@ -282,8 +390,8 @@ def _stage_choices(tb: tuple[int, int, int], gen_stages: int) -> list[int]:
 def family_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
     """The sweep grid for ``family``: valid configs whose estimated shared memory fits ``arch_limit``
     (CUTLASS 3.x families: :func:`sm90_grid`)."""
-    if isinstance(grid_spec(family), Sm90Grid):
-        out3 = sm90_grid(family, arch_limit)
+    if isinstance(grid_spec(family), (Sm90Grid, GemmGrid)):
+        out3 = gemm_grid(family, arch_limit) if isinstance(grid_spec(family), GemmGrid) else sm90_grid(family, arch_limit)
         _LOG.info("%s grid: %d configs (CUTLASS 3.x, %s only)", family.value, len(out3), family.spec.arch_min)
         return out3
     knobs = _sm80_grid(family)
@@ -325,7 +433,13 @@ def family_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]
 
 def default_config(family: Family) -> KernelConfig:
     """``cutlass_library``'s generator default for the family: its first (largest) tile (CUTLASS
-    3.x: its first fp16 tile with the generator's cluster and schedules)."""
+    3.x: its first fp16 tile with the generator's cluster and schedules; GEMM: its first persistent
+    cooperative kernel with the TMA epilogue)."""
+    if family.spec.operation == "gemm":
+        tb, cluster, ks, es, ts = next(c for c in generator_gemm_combos(family) if c[2:] == (
+            KernelSchedule.TmaWarpSpecializedCooperative, EpilogueSchedule.TmaWarpSpecializedCooperative,
+            TileScheduler.Default))
+        return KernelConfig.sm90(family, tb, cluster, 0, ks, es, ts)
     if family.spec.cutlass_api == 3:
         tb, cluster = generator_tiles_3x(family)[0]
         return KernelConfig.sm90(family, tb, cluster)
@@ -340,5 +454,5 @@ def _sm80_grid(family: Family) -> Sm80Grid:
     return knobs
 
 
-__all__ = ["GRIDS", "Sm80Grid", "Sm90Grid", "Tile", "family_grid", "generator_tiles", "generator_tiles_3x",
-           "grid_spec", "sm90_grid", "default_config", "runs_on", "EpilogueFunctor"]
+__all__ = ["GRIDS", "Sm80Grid", "Sm90Grid", "GemmGrid", "Tile", "family_grid", "generator_tiles", "generator_tiles_3x",
+           "generator_gemm_combos", "gemm_grid", "grid_spec", "sm90_grid", "default_config", "runs_on", "EpilogueFunctor"]

@@ -166,8 +166,8 @@ def test_default_set_deterministic_prefix_stable_bounded(fam: Family) -> None:
     assert abs(sum(s.source == "grid" for s in rest) - len(rest) / 3) <= 1
 
 
-@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.value)
-def test_default_set_covers_the_networks_space(fam: Family) -> None:
+@pytest.mark.parametrize("fam", [f for f in FAMILIES if f.spec.operation == "conv"], ids=lambda f: f.value)
+def test_default_set_covers_the_networks_space(fam: Family) -> None:  # the GEMM family: tests/test_gemm90.py
     full = default_shapes(fam, 3000)
     rest = [s.problem for s in full if not s.source.startswith("net:")]
     m = fam.spec.channel_multiple

@@ -24,7 +24,8 @@ from predictor.config import (
 ROOT = Path(__file__).resolve().parent.parent
 SM90 = Family.F16_NHWC_SM90
 I8 = Family.I8_NHWC_SM90
-SM90_FAMILIES = [f for f in Family if FAMILY_SPECS[f].cutlass_api == 3]
+#: The CUTLASS 3.x conv families (the GEMM family ``f16gemm90``: tests/test_gemm90.py).
+SM90_FAMILIES = [f for f in Family if FAMILY_SPECS[f].cutlass_api == 3 and FAMILY_SPECS[f].operation == "conv"]
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 needs_cutlass = pytest.mark.skipif(
     __import__("importlib.util").util.find_spec("cutlass_library") is None, reason="needs nvidia-cutlass")

@@ -1,0 +1,150 @@
+"""The kernel knobs of :class:`predictor.config.KernelConfig` as enums (re-exported by
+:mod:`predictor.config`).
+
+Every enum here but :class:`SplitKMode` mirrors a ``cutlass_library`` enum member of the same name
+(``to_cutlass()`` returns it); ``cutlass_library`` is imported only when that is called, so the
+run-time selector works without it.  A member's value is its part of a config name.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+
+class _CutlassEnum(enum.Enum):
+    """Enum whose member names equal those of a cutlass_library enum."""
+
+    def to_cutlass(self) -> Any:
+        import cutlass_library.library as lib  # lazy: only emission needs it
+
+        return getattr(getattr(lib, _CUTLASS_ENUM_NAMES[type(self).__name__]), self.name)
+
+
+_CUTLASS_ENUM_NAMES = {
+    "Swizzle": "SwizzlingFunctor", "IteratorAlgorithm": "IteratorAlgorithm",
+    "StrideSupport": "StrideSupport", "EpilogueFunctor": "EpilogueFunctor",
+    "KernelSchedule": "KernelScheduleType", "EpilogueSchedule": "EpilogueScheduleType",
+    "TileScheduler": "TileSchedulerType",
+}
+
+
+class Swizzle(_CutlassEnum):
+    """Threadblock rasterisation (``cutlass_library.SwizzlingFunctor``)."""
+
+    Identity1 = 1
+    Identity2 = 2
+    Identity4 = 4
+    Identity8 = 8
+
+
+class IteratorAlgorithm(_CutlassEnum):
+    """Activation/filter tile iterator (``cutlass_library.IteratorAlgorithm``)."""
+
+    Analytic = "analytic"
+    Optimized = "optimized"
+    FixedChannels = "fixed"
+    FewChannels = "few"
+
+
+class StrideSupport(_CutlassEnum):
+    """Whether the kernel supports strides > 1 (``cutlass_library.StrideSupport``)."""
+
+    Strided = "strided"
+    Unity = "unity"
+
+
+class EpilogueFunctor(_CutlassEnum):
+    """Epilogue (``cutlass_library.EpilogueFunctor``)."""
+
+    LinearCombination = "lincomb"
+    LinearCombinationClamp = "clamp"
+
+
+class KernelSchedule(_CutlassEnum):
+    """Mainloop schedule of a CUTLASS 3.x kernel (``cutlass_library.KernelScheduleType``).
+
+    ``NotApplicable``: a CUTLASS 2.x kernel (no such knob).  ``ScheduleAuto`` lets the collective
+    builder choose; in CUTLASS 4.2 the SM90 conv builder resolves it to
+    ``KernelImplicitTmaWarpSpecializedSm90`` (the same kernel), so the grid uses the explicit one
+    (an explicit schedule keeps a name's meaning when a later CUTLASS changes what "auto" picks).
+    The persistent cooperative / ping-pong conv schedules exist as C++ tags but CUTLASS 4.2 rejects
+    them for conv (``MainloopSm90TmaGmmaWarpSpecializedImplicitGemm``: "Persistent schedules not
+    support for conv yet") and ``cutlass_library`` has no member for them, so they are not listed.
+
+    The GEMM family (``FamilySpec.operation == "gemm"``) has the SM90 GEMM schedules instead:
+    ``TmaWarpSpecialized`` (one consumer warp group, one CTA per output tile), ``...Pingpong`` (two
+    consumer warp groups alternating on two tiles, persistent) and ``...Cooperative`` (two consumer
+    warp groups splitting one tile of M >= 128, persistent; the only one with stream-K)."""
+
+    NotApplicable = "na"
+    ScheduleAuto = "auto"
+    ImplicitTmaWarpSpecializedSm90 = "ws"
+    TmaWarpSpecialized = "tmaws"
+    TmaWarpSpecializedPingpong = "pingpong"
+    TmaWarpSpecializedCooperative = "coop"
+
+    def to_cutlass(self) -> Any:
+        if self is KernelSchedule.NotApplicable:
+            raise ValueError("KernelSchedule.NotApplicable (a CUTLASS 2.x kernel) has no cutlass_library value")
+        return super().to_cutlass()
+
+
+class EpilogueSchedule(_CutlassEnum):
+    """Epilogue schedule of a CUTLASS 3.x kernel (``cutlass_library.EpilogueScheduleType``).
+
+    ``NotApplicable``: a CUTLASS 2.x kernel.  ``ScheduleAuto`` resolves to ``NoSmemWarpSpecialized``
+    in the SM90 epilogue builder (registers straight to global memory); ``TmaWarpSpecialized``
+    stages the output tile through shared memory and stores it with TMA (what
+    ``GenerateSM90_Conv3x`` uses).  ``TmaWarpSpecializedCooperative`` is the TMA epilogue of the
+    cooperative kernel schedule (GEMM family only: conv has no cooperative schedule, see
+    :class:`KernelSchedule`); the SM90 epilogue builder gives it a 128-row epilogue tile."""
+
+    NotApplicable = "na"
+    ScheduleAuto = "auto"
+    NoSmemWarpSpecialized = "nosmem"
+    TmaWarpSpecialized = "tma"
+    TmaWarpSpecializedCooperative = "tmacoop"
+
+    def to_cutlass(self) -> Any:
+        if self is EpilogueSchedule.NotApplicable:
+            raise ValueError("EpilogueSchedule.NotApplicable (a CUTLASS 2.x kernel) has no cutlass_library value")
+        return super().to_cutlass()
+
+
+class TileScheduler(_CutlassEnum):
+    """Tile scheduler of a CUTLASS 3.x GEMM kernel (``cutlass_library.TileSchedulerType``).
+
+    ``NotApplicable``: every conv kernel (2.x, and 3.x whose scheduler is fixed: not part of its
+    name).  ``Default`` (``void``): one CTA per tile for ``KernelTmaWarpSpecialized``, the persistent
+    scheduler for ping-pong and cooperative; ``Persistent`` names that scheduler explicitly (the
+    same kernel as ``Default``, so grids use ``Default``); ``StreamK`` splits the K loop of output
+    tiles over persistent CTAs (cooperative only; needs a workspace)."""
+
+    NotApplicable = "na"
+    Default = "default"
+    Persistent = "persistent"
+    StreamK = "streamk"
+
+    def to_cutlass(self) -> Any:
+        if self is TileScheduler.NotApplicable:
+            raise ValueError("TileScheduler.NotApplicable (a conv kernel) has no cutlass_library value")
+        return super().to_cutlass()
+
+
+#: Members only the GEMM family uses.  The C++ header's enums leave them out: its ``KernelConfig``
+#: describes conv kernels, and the shipped headers stay what they were.
+GEMM_ONLY_MEMBERS: frozenset[enum.Enum] = frozenset({
+    KernelSchedule.TmaWarpSpecialized, KernelSchedule.TmaWarpSpecializedPingpong,
+    KernelSchedule.TmaWarpSpecializedCooperative, EpilogueSchedule.TmaWarpSpecializedCooperative})
+
+
+class SplitKMode(enum.Enum):
+    """Split-k mode (``cutlass::conv::SplitKMode``).  Serial split-k only: parallel split-k needs a
+    separate reduction kernel and is not part of the grid."""
+
+    NoSplit = "none"
+    Serial = "serial"
+
+
+__all__ = ["Swizzle", "IteratorAlgorithm", "StrideSupport", "EpilogueFunctor", "KernelSchedule",
+           "EpilogueSchedule", "TileScheduler", "SplitKMode", "GEMM_ONLY_MEMBERS"]

@@ -1,0 +1,288 @@
+"""The CUTLASS 3.x SM90 GEMM family ``f16gemm90`` (1x1, stride-1, pad-0, dilation-1 fp16 NHWC convs
+run as "TN" GEMMs): names round-trip and say every knob, the grid holds the schedule combinations
+``cutlass_library``'s SM90 GEMM generator emits, the emitted source is the GEMM CollectiveBuilder
+instance of the config, the default problem set holds only what the family implements, one kernel
+compiles for sm_90a and answers the C ABI on the host (1x1 only); on an H200 (skipped elsewhere)
+every schedule and the stream-K scheduler compute correct results through ``CudaBackend.measure``."""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from predictor.config import (
+    FAMILY_SPECS, EpilogueSchedule, Family, KernelConfig, KernelSchedule, TileScheduler,
+)
+
+GEMM = Family.F16_GEMM_SM90
+COOP, PP, WS = (KernelSchedule.TmaWarpSpecializedCooperative, KernelSchedule.TmaWarpSpecializedPingpong,
+                KernelSchedule.TmaWarpSpecialized)
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+needs_cutlass = pytest.mark.skipif(
+    __import__("importlib.util").util.find_spec("cutlass_library") is None, reason="needs nvidia-cutlass")
+
+#: Persistent cooperative, stream-K, TMA epilogue: the kernel the nvcc test compiles.
+STREAMK = KernelConfig.sm90(GEMM, (128, 128, 64), (1, 1, 1), 0, COOP,
+                            EpilogueSchedule.TmaWarpSpecializedCooperative, TileScheduler.StreamK)
+PINGPONG = KernelConfig.sm90(GEMM, (64, 128, 64), (1, 1, 1), 4, PP, EpilogueSchedule.TmaWarpSpecialized)
+
+
+# --------------------------------------------------------------------------- spec and names
+def test_family_spec_is_a_gemm_family() -> None:
+    spec = FAMILY_SPECS[GEMM]
+    assert GEMM.value == "f16gemm90" and spec.operation == "gemm"
+    assert spec.cutlass_api == 3 and spec.arch_min == "sm_90a" and spec.channel_multiple == 8
+    assert spec.tensor_kind == FAMILY_SPECS[Family.F16_NHWC_SM90].tensor_kind == "fp16_nhwc"
+    assert spec.implements(1, 1, 1, 0, 1)
+    for args in ((3, 3, 1, 1, 1), (1, 1, 2, 0, 1), (1, 1, 1, 1, 1), (1, 1, 1, 0, 2), (1, 3, 1, 0, 1)):
+        assert not spec.implements(*args), args
+    assert FAMILY_SPECS[Family.F16_NHWC_SM90].implements(3, 3, 2, 1, 2)  # conv families: anything
+    assert [f for f in Family if FAMILY_SPECS[f].operation == "gemm"] == [GEMM]
+
+
+def test_names_say_every_knob_and_round_trip() -> None:
+    assert STREAMK.name == "f16gemm90_t128x128x64_c1x1x1_sauto_kcoop_etmacoop_tsstreamk_a8x8x8_lincomb"
+    assert PINGPONG.name == "f16gemm90_t64x128x64_c1x1x1_s4_kpingpong_etma_tsdefault_a8x8x8_lincomb"
+    for c in (STREAMK, PINGPONG):
+        assert KernelConfig.from_name(c.name) == c and c.kernel_name == c.name
+    # cooperative: two consumer warp groups split M; ping-pong: two, a whole tile each
+    assert STREAMK.warp == (64, 128, 64) and STREAMK.inst == (64, 128, 16) and STREAMK.threads == 384
+    assert PINGPONG.warp == (64, 128, 64) and PINGPONG.threads == 384
+    assert KernelConfig.sm90(GEMM, (128, 64, 64), kernel_schedule=WS,
+                             epilogue_schedule=EpilogueSchedule.NoSmemWarpSpecialized).threads == 256
+    d = STREAMK.to_dict()
+    assert d["tile_scheduler"] == "StreamK" and d["kernel_schedule"] == "TmaWarpSpecializedCooperative"
+    assert STREAMK.tile_scheduler.to_cutlass().name == "StreamK"
+    assert PINGPONG.kernel_schedule.to_cutlass().name == "TmaWarpSpecializedPingpong"
+    # defaults: the persistent cooperative kernel with its TMA epilogue
+    assert KernelConfig.sm90(GEMM, (128, 128, 64)).name == \
+        "f16gemm90_t128x128x64_c1x1x1_sauto_kcoop_etmacoop_tsdefault_a8x8x8_lincomb"
+
+
+@pytest.mark.parametrize("name", [
+    "f16gemm90_t128x128x64_c1x1x1_sauto_kcoop_etmacoop_a8x8x8_lincomb",  # no tile scheduler
+    "f16gemm90_t64x128x64_c1x1x1_sauto_kcoop_etmacoop_tsdefault_a8x8x8_lincomb",  # cooperative, M < 128
+    "f16gemm90_t128x128x64_c1x1x1_sauto_kpingpong_etma_tsstreamk_a8x8x8_lincomb",  # stream-K, not cooperative
+    "f16gemm90_t128x128x64_c1x1x1_sauto_kcoop_etma_tsdefault_a8x8x8_lincomb",  # ws TMA epilogue on cooperative
+    "f16gemm90_t128x128x64_c1x1x1_sauto_kpingpong_etmacoop_tsdefault_a8x8x8_lincomb",  # and vice versa
+    "f16gemm90_t128x128x64_c1x1x1_sauto_kws_etma_tsdefault_a8x8x8_lincomb",  # the conv schedule
+    "f16gemm90_t128x128x64_c1x1x1_sauto_kcoop_etmacoop_tsna_a8x8x8_lincomb",  # scheduler n/a
+    "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_tsdefault_a8x8x8_lincomb",  # a conv family with a scheduler
+    "f16nhwc90_t128x128x64_c1x1x1_sauto_kcoop_etmacoop_a8x8x8_lincomb",  # a conv family, GEMM schedule
+])
+def test_bad_gemm_names_are_rejected(name: str) -> None:
+    with pytest.raises(ValueError):
+        KernelConfig.from_name(name)
+
+
+def test_gemm_fields_are_checked() -> None:
+    with pytest.raises(ValueError, match="2.x family"):
+        dataclasses.replace(KernelConfig.from_name(
+            "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb"),
+            tile_scheduler=TileScheduler.Default)
+    with pytest.raises(ValueError, match="stream-K"):
+        dataclasses.replace(PINGPONG, tile_scheduler=TileScheduler.StreamK)
+    with pytest.raises(ValueError, match="derived"):
+        dataclasses.replace(STREAMK, warp=(128, 128, 64))
+
+
+# --------------------------------------------------------------------------- grid
+@needs_cutlass
+def test_grid_is_the_generators_combinations() -> None:
+    from predictor.space import default_config, family_grid, generator_gemm_combos, generator_tiles, runs_on
+
+    grid = family_grid(GEMM)
+    assert 36 <= len(grid) <= 60
+    assert len({c.name for c in grid}) == len(grid)
+    assert {c.tb[:2] for c in grid} == {(64, 128), (128, 128), (128, 256), (256, 128), (128, 64), (64, 256)}
+    assert {c.tb[2] for c in grid} == {64} and {c.stages for c in grid} == {0, 4}
+    assert {c.cluster for c in grid} == {(1, 1, 1), (2, 1, 1), (1, 2, 1)}
+    assert {c.kernel_schedule for c in grid} == {WS, PP, COOP}
+    assert {c.tile_scheduler for c in grid} == {TileScheduler.Default, TileScheduler.StreamK}
+    assert all(c.tb[0] >= 128 for c in grid if c.kernel_schedule is COOP)
+    assert all(c.kernel_schedule is COOP for c in grid if c.tile_scheduler is TileScheduler.StreamK)
+    assert sum(c.tile_scheduler is TileScheduler.StreamK for c in grid) >= 8
+    # TMA epilogues: the cooperative one for cooperative kernels, the plain one for ping-pong
+    assert {(c.kernel_schedule, c.epilogue_schedule) for c in grid} == {
+        (WS, EpilogueSchedule.NoSmemWarpSpecialized), (PP, EpilogueSchedule.TmaWarpSpecialized),
+        (PP, EpilogueSchedule.NoSmemWarpSpecialized), (COOP, EpilogueSchedule.TmaWarpSpecializedCooperative),
+        (COOP, EpilogueSchedule.NoSmemWarpSpecialized)}
+    # every (schedules, scheduler) combination is one cutlass_library's SM90 16-bit GEMM generator emits
+    combos = generator_gemm_combos(GEMM)
+    assert len(combos) > 30
+    assert {(c.kernel_schedule, c.epilogue_schedule, c.tile_scheduler) for c in grid} <= {c[2:] for c in combos}
+    assert {t[0] for t in generator_tiles(GEMM)} >= {(128, 256, 64), (256, 128, 64), (64, 256, 64)}
+    assert default_config(GEMM) in grid
+    assert all(runs_on(c, "sm_90") and not runs_on(c, "sm_87") for c in grid)
+    assert family_grid(GEMM, "sm_87") == []
+    assert STREAMK in grid and PINGPONG in grid
+
+
+def test_default_problems_are_the_1x1_layers() -> None:
+    from predictor.shapes import default_shapes, network_layers
+
+    full = default_shapes(GEMM, 1500)
+    assert all((s.problem.R, s.problem.S, s.problem.stride, s.problem.pad, s.problem.dilation) == (1, 1, 1, 0, 1)
+               for s in full)
+    net = [s for s in full if s.source.startswith("net:")]
+    assert len(net) > 1000 and full[:len(net)] == net, "network layers come first"
+    ones = [s for s in network_layers() if (s.problem.R, s.problem.S, s.problem.stride) == (1, 1, 1)
+            and s.problem.C % 8 == 0 and s.problem.K % 8 == 0]
+    assert [s.problem for s in net] == [s.problem for s in ones][:len(net)]
+    rest = [s for s in default_shapes(GEMM, 3000) if not s.source.startswith("net:")]
+    assert {s.source for s in rest} == {"grid", "random"} and len(rest) > 1000
+
+
+# --------------------------------------------------------------------------- emission and export
+@needs_cutlass
+def test_emitted_source_is_the_gemm_collective_builder_instance() -> None:
+    from predictor.emit import kernel_source, runtime_headers
+
+    src = kernel_source(STREAMK)
+    for text in ('#include "pk_runtime_gemm90.h"', "cutlass::gemm::collective::CollectiveBuilder<",
+                 "cutlass::epilogue::collective::CollectiveBuilder<", "cutlass::arch::Sm90",
+                 "cutlass::gemm::kernel::GemmUniversal<", "cute::Shape<int,int,int,int>",
+                 "cute::Shape<cute::_128, cute::_128, cute::_64>", "cute::Shape<cute::_1, cute::_1, cute::_1>",
+                 "cutlass::half_t, cutlass::layout::RowMajor, 8,\n    cutlass::half_t, cutlass::layout::ColumnMajor, 8",
+                 "cutlass::gemm::KernelTmaWarpSpecializedCooperative", "cutlass::epilogue::TmaWarpSpecializedCooperative",
+                 "cutlass::gemm::StreamKScheduler>", "StageCountAutoCarveout", "cutlass::epilogue::fusion::LinearCombination<",
+                 f"namespace pk_{STREAMK.kernel_name} {{", f"PK_EXPORT_KERNEL_GEMM3X({STREAMK.kernel_name}, "):
+        assert text in src, text
+    # the output is written row-major (NPQK), through the TMA epilogue
+    assert "cutlass::half_t, cutlass::layout::RowMajor, 8,\n    cutlass::half_t, cutlass::layout::RowMajor, 8," in src
+    pp = kernel_source(PINGPONG)
+    for text in ("cutlass::gemm::KernelTmaWarpSpecializedPingpong", "cutlass::epilogue::TmaWarpSpecialized,",
+                 "cutlass::gemm::collective::StageCount<4>", "cute::Shape<cute::_1, cute::_1, cute::_1>",
+                 "    void>;"):  # the default tile scheduler (persistent for ping-pong)
+        assert text in pp, text
+    ws = kernel_source(KernelConfig.sm90(GEMM, (128, 64, 64), kernel_schedule=WS,
+                                         epilogue_schedule=EpilogueSchedule.NoSmemWarpSpecialized))
+    assert "cutlass::gemm::KernelTmaWarpSpecialized\n" in ws and "cutlass::epilogue::NoSmemWarpSpecialized" in ws
+    assert runtime_headers([STREAMK]) == ["pk_runtime.h", "pk_runtime_gemm90.h"]
+    conv90 = KernelConfig.sm90(Family.F16_NHWC_SM90, (128, 128, 64))
+    assert runtime_headers([STREAMK, conv90]) == ["pk_runtime.h", "pk_runtime_sm90.h", "pk_runtime_gemm90.h"]
+
+
+def test_cpp_header_refuses_the_gemm_family_and_keeps_its_enums() -> None:
+    from predictor.export_cpp import _ENUMS, family_code
+    from predictor.features import FEATURE_NAMES
+    from predictor.tree_ir import Leaf, TreeIR
+
+    assert "enum class KernelSchedule : int { kNotApplicable, kScheduleAuto, kImplicitTmaWarpSpecializedSm90 };" in _ENUMS
+    ir = TreeIR(tuple(FEATURE_NAMES), (STREAMK.name,), (Leaf(STREAMK.name),),
+                {"family": GEMM.value, "gpu_slug": "t", "gpu": "hand-made", "sms": 132,
+                 "smem_bytes": {STREAMK.name: 1}, "sm87_ok": {STREAMK.name: False}}).validate()
+    with pytest.raises(ValueError, match="conv families only"):
+        family_code(ir)
+
+
+# --------------------------------------------------------------------------- one nvcc compile
+class _Problem(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_int64) for n in
+                ("n", "h", "w", "c", "k", "r", "s", "p", "q", "pad_h", "pad_w", "stride_h",
+                 "stride_w", "dil_h", "dil_w", "split_k_slices")]
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+@needs_cutlass
+def test_one_gemm_kernel_compiles_and_answers_the_abi(tmp_path: Path) -> None:
+    """The stream-K cooperative kernel, compiled for sm_90a by build_library (target sm_90); the C
+    ABI's host side (info, mode-0 can_implement query) needs no GPU: 1x1 problems only."""
+    from predictor.emit import build_library
+
+    res = build_library([STREAMK], "sm_90", tmp_path, jobs=1, name="t")
+    assert res.errors == {}, res.errors
+    assert res.compiled == [STREAMK.kernel_name] and res.library is not None
+    lib = ctypes.CDLL(str(res.library.resolve()))
+    info = getattr(lib, f"pk_info_{STREAMK.kernel_name}")
+    info.restype, info.argtypes = ctypes.c_int64, [ctypes.c_int]
+    smem, threads, stages, cluster = (info(i) for i in range(4))
+    assert 0 < smem <= 227 * 1024 and threads == 384 and stages >= 2 and cluster == 1
+    run = getattr(lib, f"pk_run_{STREAMK.kernel_name}")
+    run.restype = ctypes.c_int
+    run.argtypes = [ctypes.POINTER(_Problem)] + [ctypes.c_void_p] * 4 + [ctypes.c_float] * 2 + [
+        ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+        ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_size_t)]
+
+    def query(*vals: int) -> int:
+        need = ctypes.c_size_t(99)
+        return int(run(ctypes.byref(_Problem(*vals)), None, None, None, None, 1.0, 0.0, None, 0, None, 0, 0, 0,
+                       None, ctypes.byref(need)))
+
+    assert query(8, 56, 56, 256, 64, 1, 1, 56, 56, 0, 0, 1, 1, 1, 1, 1) == 0
+    assert query(1, 7, 9, 2048, 520, 1, 1, 7, 9, 0, 0, 1, 1, 1, 1, 1) == 0
+    assert query(8, 56, 56, 256, 64, 3, 3, 56, 56, 1, 1, 1, 1, 1, 1, 1) == 1  # 3x3
+    assert query(8, 56, 56, 256, 64, 1, 1, 28, 28, 0, 0, 2, 2, 1, 1, 1) == 1  # stride 2
+    assert query(8, 56, 56, 256, 64, 1, 1, 58, 58, 1, 1, 1, 1, 1, 1, 1) == 1  # padded
+    assert query(8, 56, 56, 252, 64, 1, 1, 56, 56, 0, 0, 1, 1, 1, 1, 1) == 1  # C not 16-byte aligned
+    assert query(8, 56, 56, 256, 64, 1, 1, 56, 56, 0, 0, 1, 1, 1, 1, 2) == 1  # split-k
+
+
+# --------------------------------------------------------------------------- GPU (H200)
+def _hopper() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available()) and torch.cuda.get_device_capability() == (9, 0)
+
+
+needs_hopper = pytest.mark.skipif(not _hopper(), reason="needs an sm_90 GPU (H100/H200)")
+#: 1x1 problems: tiles that do not divide M = N*H*W, N = K or K = C, one big enough for stream-K to split K.
+GPU_PROBLEMS = [(8, 56, 56, 256, 64), (1, 7, 7, 2048, 512), (2, 17, 23, 96, 160), (32, 14, 14, 1024, 256),
+                (1, 7, 9, 4096, 520)]
+
+
+@pytest.fixture(scope="module")
+def gemm_backend():  # type: ignore[no-untyped-def]
+    from predictor.cuda_backend import CudaBackend
+    from predictor.space import family_grid
+
+    b = CudaBackend(build_dir="build", reps=3, retime_top=2, target_ms=2.0)
+    b.prepare(family_grid(GEMM))  # the sweep's grid: the objects come from the build cache
+    yield b
+    b.close()
+
+
+@pytest.mark.gpu
+@needs_hopper
+@pytest.mark.parametrize("prob", GPU_PROBLEMS, ids=lambda p: "x".join(map(str, p)))
+def test_every_gemm_config_is_correct(gemm_backend, prob: tuple[int, ...]) -> None:  # type: ignore[no-untyped-def]
+    """Every config of the grid (all schedules, clusters, stream-K) against the float64 conv reference."""
+    from predictor.features import ConvProblem
+    from predictor.space import family_grid
+
+    n, h, w, c, k = prob
+    rows = gemm_backend.measure(ConvProblem(n, c, h, w, k, 1, 1, 1, 0, 1), family_grid(GEMM))
+    bad = [r for r in rows if r.status != "ok" or not r.verified]
+    assert not bad, bad[:3]
+    assert all(r.time_us > 0 and math.isfinite(r.time_us) for r in rows)
+
+
+@pytest.mark.gpu
+@needs_hopper
+def test_gemm_family_cannot_implement_other_convs(gemm_backend) -> None:  # type: ignore[no-untyped-def]
+    from predictor.features import ConvProblem
+
+    for prob in (ConvProblem(1, 64, 56, 56, 64, 3, 3, 1, 1, 1), ConvProblem(8, 256, 14, 14, 512, 1, 1, 2, 0, 1)):
+        rows = gemm_backend.measure(prob, [STREAMK, PINGPONG])
+        assert [r.status for r in rows] == ["cannot_implement"] * 2
+
+
+@needs_nvcc
+@needs_cutlass
+def test_gemm_kernels_compile_one_to_a_unit(tmp_path: Path) -> None:
+    """GEMM kernels are heavy: one per translation unit (all in parallel); conv kernels keep ``group``."""
+    from predictor.emit import _plan
+    from predictor.space import family_grid
+
+    conv90 = family_grid(Family.F16_NHWC_SM90)[:7]
+    plan = _plan(family_grid(GEMM) + conv90, "sm_90", tmp_path, 6)
+    gemm_units = [g for g in plan.groups if g[0].startswith("f16gemm90_")]
+    assert len(gemm_units) == len(family_grid(GEMM)) and all(len(g) == 1 for g in gemm_units)
+    assert sorted(len(g) for g in plan.groups if not g[0].startswith("f16gemm90_")) == [1, 6]
