@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 4, device call 1 (nvidia-h200-x2), from the repo root; carry [".whl"]:
+# Session 4, device call 1 (nvidia-h200 or -x2), from the repo root; carry [".whl"]:
 #   bash scripts/device_s4_call1.sh OUTDIR
 # GPUs: the f16gemm90 family (scripts/device_gemm90.sh: build, GPU tests, sweep into h200-gemm90.parquet).
 # CPU, meanwhile: the two shipped dispatchers built in parallel parts (dispatcher build --jobs).
@@ -8,9 +8,9 @@ out=${1:?OUTDIR}
 source scripts/device_env.sh
 mkdir -p /tmp/g /tmp/disp
 (
-  python3 -m predictor.dispatcher build export/dispatch/h200_dispatch.cu --arch sm_90 --jobs 12 \
+  nice -n 10 python3 -m predictor.dispatcher build export/dispatch/h200_dispatch.cu --arch sm_90 --jobs 8 \
     --out /tmp/disp/h200_sm80_sm_90.so > /tmp/disp/build80.log 2>&1 && echo "sm80 dispatcher built at $(date +%T)" >> /tmp/disp/build80.log
-  python3 -m predictor.dispatcher build export/dispatch_sm90/h200_dispatch.cu --arch sm_90a --jobs 14 \
+  nice -n 10 python3 -m predictor.dispatcher build export/dispatch_sm90/h200_dispatch.cu --arch sm_90a --jobs 8 \
     --out /tmp/disp/h200_sm90_sm_90a.so > /tmp/disp/build90.log 2>&1 && echo "sm90 dispatcher built at $(date +%T)" >> /tmp/disp/build90.log
 ) &
 bg=$!
