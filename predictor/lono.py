@@ -3,7 +3,9 @@
     python -m predictor.lono SWEEP.parquet [SWEEP ...] [--kind class --kind repick] [--family F]
         [--target sm_87] [--max-portfolio 24] [--folds 5] [--seed 0] [--cv-tolerance 0.002] --out reports/lono
 
-For every family and every network ``X`` (problems whose ``source`` is ``net:X``):
+For every family (or choice of families, ``--family f16nhwc+f16nhwc90``: :mod:`predictor.model_key`;
+its problems are those measured in every member, scored against the fastest config of all members)
+and every network ``X`` (problems whose ``source`` is ``net:X``):
 
 1. the held-out set is X's layers; the training set is every other problem of the family *except*
    any problem whose shape equals one of X's layers, whatever its source or SM count

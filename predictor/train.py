@@ -4,8 +4,10 @@
     python -m predictor.train SWEEP.parquet [--family F] [--models-dir models] [--export-dir export]
         [--max-portfolio 12] [--seed 0] [--holdout-sources PREFIX ...] [--target sm_87] [--folds 5]
 
-Per family (rows with ``status == "ok"`` and ``verified`` only; time =
-:func:`predictor.portfolio.effective_times`):
+Per family, and per *choice* of families with identical tensors (``--family f16nhwc+f16nhwc90``,
+:mod:`predictor.model_key`: one model over the configs of all its members, trained on the problems
+(``shape_key``, ``sms``) measured in every member, the others dropped and counted) (rows with
+``status == "ok"`` and ``verified`` only; time = :func:`predictor.portfolio.effective_times`):
 
 1. shapes whose ``source`` starts with a ``--holdout-sources`` prefix are set aside (none by
    default: the shipped models learn from every measured problem, network layers included, and
@@ -372,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true",
                    help="regenerate every shipped file from the shipped sweeps, run from the repository root: "
                         + "; ".join(f"{' '.join(r.sweeps)}{' --target ' + r.target if r.target else ''}"
-                                    f"{''.join(' --family ' + c for c in r.choices)}"
+                                    f"{' (every family, and the choice ' + ', '.join(r.choices) + ')' if r.choices else ''}"
                                     for r in SHIPPED_RUNS)
                         + " into models/ and export/, then the dispatchers (export/dispatch*/, needs nvidia-cutlass)")
     p.add_argument("--overwrite", action="store_true",
