@@ -13,6 +13,12 @@ One header per GPU (model slug), e.g. ``export/h200_conv_heuristics.hpp`` with n
   no feature overflows;
 * ``name_F(int)`` and ``config_F(int)``: the name / table row of an index (``nullptr`` otherwise).
 
+A *choice* model (:mod:`predictor.model_key`, ``f16nhwc+f16nhwc90``: configs of several families
+with identical tensors) gets the same under its identifier ``F = f16nhwc_f16nhwc90``; a header holding
+one also defines ``enum class Family`` (from :class:`predictor.config.Family`) and gives
+``KernelConfig`` a last field ``family`` (every table of that header fills it).  A header without a
+choice has neither, byte for byte as before choices existed.
+
 Features are computed by :func:`predictor.features.cpp_feature_code` and compared with the exact
 integer thresholds of :mod:`predictor.tree_ir` (:func:`predictor.codegen.cpp_tree`); the result
 codes and the enums are written from :class:`predictor.codegen.ResultCode` and the enums of
@@ -265,7 +271,8 @@ namespace {ns} {{
 
 
 def _model_keys(models_dir: str | Path, slug: str) -> list[Key]:
-    """The families, then the choices (:mod:`predictor.model_key`), with a ``<slug>-<key>.tree.json``."""
+    """The keys whose model :func:`load_models` looks for: every family, then each choice
+    (:mod:`predictor.model_key`) with a ``<slug>-<choice>.tree.json`` in ``models_dir``."""
     keys: list[Key] = list(Family)
     for p in sorted(Path(models_dir).glob(f"{slug}-*{SEPARATOR}*.tree.json")):
         text = p.name[len(slug) + 1:-len(".tree.json")]

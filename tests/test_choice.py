@@ -287,10 +287,10 @@ def test_lono_accepts_a_choice(trained, tmp_path: Path) -> None:
 
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-def test_choice_dispatcher_builds_and_selects_through_ctypes(tmp_path: Path) -> None:
+def test_choice_dispatcher_builds_and_selects_through_ctypes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A two-config choice (one SM80, one SM90 kernel; hand-made tree in the trainer's file format)
     built for sm_90a as a library: ``Dispatcher`` finds the choice's C ABI and its selection is the
-    Python selector's (host code only: no GPU needed)."""
+    Python selector's, and ``torch_conv.convert`` takes the choice (host code only: no GPU needed)."""
     pytest.importorskip("cutlass_library")
     from predictor.config import EpilogueFunctor
     from predictor.dispatcher import Dispatcher, build, generate
@@ -311,7 +311,8 @@ def test_choice_dispatcher_builds_and_selects_through_ctypes(tmp_path: Path) -> 
     ir.save(model)
     export_models_dir(tmp_path / "models", "tc", tmp_path / "export")
     src = generate(tmp_path / "models", "tc", tmp_path / "export", tmp_path / "dispatch", families=[CHOICE])
-    disp = Dispatcher(build(src, "sm_90a"))
+    disp_path = build(src, "sm_90a")
+    disp = Dispatcher(disp_path)
     assert disp.families == [model_key(CHOICE)]
     for n in (1, 2, 32):  # gemm_m = N * 56 * 56: the SM90 kernel up to 4096, the SM80 one above
         shape = (n, 64, 56, 56, 64, 3, 3, 1, 1, 1)
@@ -321,3 +322,13 @@ def test_choice_dispatcher_builds_and_selects_through_ctypes(tmp_path: Path) -> 
     assert disp.select(CHOICE, (1, 60, 56, 56, 64, 3, 3, 1, 1, 1), 132) == -2  # C not a multiple of 8
     with pytest.raises(ValueError, match="holds \\['f16nhwc\\+f16nhwc90'\\], not f16nhwc90"):
         disp.select("f16nhwc90", (1, 64, 56, 56, 64, 3, 3, 1, 1, 1), 132)
+    # the PyTorch path: convert() asks the choice's C ABI which layers it holds (no GPU needed for that)
+    torch = pytest.importorskip("torch")
+    from predictor import torch_conv
+
+    monkeypatch.setattr(torch_conv, "_DISPATCHERS", {})
+    assert torch_conv.load(disp_path, ["f16nhwc90+f16nhwc"]) == [CHOICE]
+    net = torch.nn.Sequential(torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.Conv2d(64, 60, 1)).half()
+    report = torch_conv.convert(net, "f16nhwc90+f16nhwc")
+    assert report.converted == ["0"] and "shape the family cannot run" in report.kept["1"]
+    assert net[0].family == CHOICE
