@@ -58,6 +58,29 @@ class Family(enum.Enum):
     def spec(self) -> "FamilySpec":
         return FAMILY_SPECS[self]
 
+    # ---- the model-key protocol (predictor.model_key.ModelKey): a family is a key of one member
+    @property
+    def families(self) -> tuple["Family", ...]:
+        """The families whose kernels the key's model chooses from: this one."""
+        return (self,)
+
+    @property
+    def identifier(self) -> str:
+        """C++ and file-safe name: the value (``select_<identifier>``, ``pkd_conv2d_<identifier>``)."""
+        return self.value
+
+    @property
+    def channel_multiple(self) -> int:
+        return FAMILY_SPECS[self].channel_multiple
+
+    @property
+    def tensor_kind(self) -> str:
+        return FAMILY_SPECS[self].tensor_kind
+
+    @property
+    def description(self) -> str:
+        return FAMILY_SPECS[self].description
+
 
 @dataclass(frozen=True)
 class FamilySpec:
@@ -98,6 +121,13 @@ class FamilySpec:
         """Whether the family's kernels can run a conv with this filter and (square) stride, padding
         and dilation at all (a GEMM family: only 1x1, stride 1, pad 0, dilation 1)."""
         return self.operation == "conv" or (r, s, stride, pad, dilation) == (1, 1, 1, 0, 1)
+
+    @property
+    def tensors(self) -> tuple[str, ...]:
+        """What the kernels read and write: element types and layouts of A, B and C.  Families with
+        equal ``tensors`` run on the same tensors (one model may choose across them:
+        :class:`predictor.model_key.Choice`)."""
+        return (self.element_a, self.element_b, self.element_c, self.layout_a, self.layout_b, self.layout_c)
 
     @property
     def tensor_kind(self) -> str:

@@ -26,7 +26,13 @@ carries a ``// pk-requires-arch: sm_90a`` line, its CMake project builds for ``9
 :func:`build` refuses any other target (such kernels compiled for sm_87 or plain sm_90 would
 only trap at run time).
 
-``Dispatcher`` loads the built library with ctypes (used for the end-to-end GPU run).
+A *choice* (:mod:`predictor.model_key`, e.g. ``--family f16nhwc+f16nhwc90``: one model over the
+configs of several families with identical tensors) gets one C ABI named by its identifier
+(``pkd_conv2d_f16nhwc_f16nhwc90``, same arguments and tensors) over the kernels of all its
+members -- CUTLASS 2.x and 3.x side by side, so a choice with an SM90 member needs ``sm_90a`` too.
+
+``Dispatcher`` loads the built library with ctypes (used for the end-to-end GPU run); its methods
+take a family or a choice (value or key).
 """
 from __future__ import annotations
 
@@ -49,6 +55,7 @@ from .emit import (
 )
 from .export_cpp import header_path, load_models, namespace_name
 from .features import ARGS, cpp_output_extents
+from .model_key import CLI_HELP, Key, all_keys, cli_model_key, model_key
 
 _LOG = logging.getLogger(__name__)
 
@@ -63,8 +70,10 @@ def default_families() -> list[str]:
 
 
 def _arch_specific(families: Sequence[str]) -> list[str]:
-    """The architecture-specific targets (``sm_90a``) the kernels of ``families`` need."""
-    return sorted({Family(f).spec.arch_min for f in families if Family(f).spec.arch_min.endswith("a")})
+    """The architecture-specific targets (``sm_90a``) the kernels of ``families`` (model keys: a
+    choice needs what any member needs) need."""
+    members = {f for key in families for f in model_key(key).families}
+    return sorted({f.spec.arch_min for f in members if f.spec.arch_min.endswith("a")})
 
 _FAMILY_CODE = """
 // ---------------------------------------------------------------- family {f}
@@ -120,7 +129,10 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
 
     ``families`` defaults to :func:`default_families` (the SM80-family models), whose dispatcher
     builds for :data:`DISPATCH_ARCHS` (``export/dispatch/``); name SM90 families explicitly to get
-    a Hopper-only dispatcher (default folder ``export/dispatch_sm90/``)."""
+    a Hopper-only dispatcher (default folder ``export/dispatch_sm90/``), or a choice
+    (``f16nhwc+f16nhwc90``) for one C ABI over the kernels of all its members."""
+    if families is not None:
+        families = [model_key(f).value for f in families]  # canonical values of families and choices
     family_args = "" if families is None else "".join(f" --family {f}" for f in families)
     if families is None:
         families = default_families()
@@ -136,7 +148,8 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
     out = Path(out_dir) if out_dir else Path(export_dir) / "dispatch"
     out.mkdir(parents=True, exist_ok=True)
     ns = namespace_name(slug)
-    portfolios = [(ir.meta["family"], [KernelConfig.from_name(n) for n in ir.classes]) for ir, _ in models]
+    portfolios = [(model_key(ir.meta["family"]).identifier, [KernelConfig.from_name(n) for n in ir.classes])
+                  for ir, _ in models]
     fam_code = [_family_code(fam, cfgs) for fam, cfgs in portfolios]
     kernels = kernel_instances(c for _, cfgs in portfolios for c in cfgs)
     # architecture-specific families (SM90: sm_90a) fix the dispatcher's target
@@ -326,9 +339,11 @@ class Dispatcher:
     def __init__(self, library: str | Path) -> None:
         self.lib = ctypes.CDLL(str(Path(library).resolve()))
         i64p = ctypes.POINTER(ctypes.c_int64)
-        self.families = [f for f in Family if hasattr(self.lib, f"pkd_conv2d_{f.value}")]
+        #: the model keys (families and choices, :mod:`predictor.model_key`) the library dispatches
+        self.families: list[Key] = [k for k in all_keys() if hasattr(self.lib, f"pkd_conv2d_{k.identifier}")]
+        self._fns: dict[tuple[str, Any], Any] = {}
         for f in self.families:
-            v = f.value
+            v = f.identifier
             getattr(self.lib, f"pkd_select_{v}").argtypes = [i64p, ctypes.c_int64]
             getattr(self.lib, f"pkd_select_{v}").restype = ctypes.c_int
             getattr(self.lib, f"pkd_name_{v}").argtypes = [ctypes.c_int]
@@ -346,21 +361,34 @@ class Dispatcher:
             raise ValueError("shape must be N, C, H, W, K, R, S, stride, pad, dilation")
         return (ctypes.c_int64 * 10)(*[int(v) for v in shape])
 
-    def select(self, family: str, shape: Sequence[int], sms: int) -> int:
-        return int(getattr(self.lib, f"pkd_select_{family}")(self._shape(shape), sms))
+    def _fn(self, what: str, family: str | Key) -> Any:
+        """The C ABI function ``pkd_<what>_<identifier>`` of a held family or choice (cached)."""
+        try:
+            return self._fns[what, family]
+        except KeyError:
+            pass
+        key = model_key(family)
+        if key not in self.families:
+            raise ValueError(f"the dispatcher holds {[k.value for k in self.families]}, not {key.value}")
+        fn = self._fns[what, family] = getattr(self.lib, f"pkd_{what}_{key.identifier}")
+        return fn
 
-    def name(self, family: str, index: int) -> str | None:
-        raw = getattr(self.lib, f"pkd_name_{family}")(index)
+    def select(self, family: str | Key, shape: Sequence[int], sms: int) -> int:
+        """Index of the config the library's model picks (negative: :class:`~predictor.codegen.ResultCode`)."""
+        return int(self._fn("select", family)(self._shape(shape), sms))
+
+    def name(self, family: str | Key, index: int) -> str | None:
+        raw = self._fn("name", family)(index)
         return raw.decode() if raw else None
 
-    def workspace_bytes(self, family: str, shape: Sequence[int], sms: int) -> int:
-        return int(getattr(self.lib, f"pkd_workspace_bytes_{family}")(self._shape(shape), sms))
+    def workspace_bytes(self, family: str | Key, shape: Sequence[int], sms: int) -> int:
+        return int(self._fn("workspace_bytes", family)(self._shape(shape), sms))
 
-    def conv2d(self, family: str, shape: Sequence[int], sms: int, x: int, w: int, y: int, alpha: float,
+    def conv2d(self, family: str | Key, shape: Sequence[int], sms: int, x: int, w: int, y: int, alpha: float,
                beta: float, workspace: int, workspace_bytes: int, stream: int) -> tuple[int, int]:
         """Run one convolution; returns (status, index of the config that ran)."""
         chosen = ctypes.c_int(-99)
-        st = getattr(self.lib, f"pkd_conv2d_{family}")(self._shape(shape), sms, x, w, y, alpha, beta,
+        st = self._fn("conv2d", family)(self._shape(shape), sms, x, w, y, alpha, beta,
                                                        workspace or None, workspace_bytes, stream or None,
                                                        ctypes.byref(chosen))
         return int(st), int(chosen.value)
@@ -376,8 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--export-dir", default="export",
                    help="folder of the exported header <slug>_conv_heuristics.hpp; the dispatcher goes to its "
                         "dispatch/ (SM80 families) or dispatch_sm90/ (SM90 families) subfolder")
-    g.add_argument("--family", action="append", default=None, choices=[f.value for f in Family],
-                   help="families to dispatch (default: the SM80-family ones, buildable for sm_87 and sm_90)")
+    g.add_argument("--family", action="append", default=None, type=cli_model_key, metavar="FAMILY",
+                   help="model keys to dispatch (default: the SM80-family ones, buildable for sm_87 and sm_90): "
+                        + CLI_HELP)
     b = sub.add_parser("build", help="compile the generated dispatcher with nvcc")
     b.add_argument("source", help="the generated <slug>_dispatch.cu")
     b.add_argument("--arch", default="sm_90", choices=known_arches(),

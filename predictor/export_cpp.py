@@ -13,6 +13,12 @@ One header per GPU (model slug), e.g. ``export/h200_conv_heuristics.hpp`` with n
   no feature overflows;
 * ``name_F(int)`` and ``config_F(int)``: the name / table row of an index (``nullptr`` otherwise).
 
+A *choice* model (:mod:`predictor.model_key`, ``f16nhwc+f16nhwc90``: configs of several families
+with identical tensors) gets the same under its identifier ``F = f16nhwc_f16nhwc90``; a header holding
+one also defines ``enum class Family`` (from :class:`predictor.config.Family`) and gives
+``KernelConfig`` a last field ``family`` (every table of that header fills it).  A header without a
+choice has neither, byte for byte as before choices existed.
+
 Features are computed by :func:`predictor.features.cpp_feature_code` and compared with the exact
 integer thresholds of :mod:`predictor.tree_ir` (:func:`predictor.codegen.cpp_tree`); the result
 codes and the enums are written from :class:`predictor.codegen.ResultCode` and the enums of
@@ -34,9 +40,10 @@ from typing import Sequence
 
 from .cli import display_path, run_main
 from .codegen import ResultCode, cpp_enum, cpp_helpers, cpp_result_codes, cpp_tree
-from .config import (FAMILY_SPECS, GEMM_ONLY_MEMBERS, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm,
-                     KernelConfig, KernelSchedule, SplitKMode, StrideSupport, Swizzle)
+from .config import (FAMILY_SPECS, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm, KernelConfig,
+                     KernelSchedule, SplitKMode, StrideSupport, Swizzle, GEMM_ONLY_MEMBERS)
 from .features import ARGS, CHANNEL_ARGS, FEATURE_NAMES, LIMITS, cpp_feature_code, cpp_validation_code
+from .model_key import SEPARATOR, Choice, Key, model_key, sort_key
 from .schema import file_sha256
 from .tree_ir import TreeIR
 
@@ -79,6 +86,10 @@ struct KernelConfig {
   const char* kernel_name;     // compiled kernel instance (name without split-k)
 };
 """
+#: The struct's last field where the header holds a choice model (configs of several families).
+_FAMILY_FIELD = ("  const char* kernel_name;     // compiled kernel instance (name without split-k)\n",
+                 "  Family family;               // the kernel's family (its tensors are the choice's; 2.x or 3.x "
+                 "by cutlass_api)\n")
 
 _HELPERS = "// Integer helpers used by the feature code (arguments are positive after validation).\n" + cpp_helpers()
 
@@ -103,7 +114,7 @@ def _comment(s: str) -> str:
     return " ".join(str(s).split()).replace("*/", "* /")
 
 
-def _config_row(cfg: KernelConfig, smem: int, sm87_ok: bool) -> str:
+def _config_row(cfg: KernelConfig, smem: int, sm87_ok: bool, with_family: bool = False) -> str:
     d = cfg.to_dict()
     parts = [
         f"{d['tb_m']}, {d['tb_n']}, {d['tb_k']}", f"{d['warp_m']}, {d['warp_n']}, {d['warp_k']}",
@@ -116,32 +127,40 @@ def _config_row(cfg: KernelConfig, smem: int, sm87_ok: bool) -> str:
         f"INT64_C({int(smem)})", "true" if sm87_ok else "false",
         _cstr(cfg.name), _cstr(cfg.kernel_name),
     ]
+    if with_family:
+        parts.append(f"Family::k{cfg.family.name}")
     return "    {" + ", ".join(parts) + "},"
 
 
-def family_code(ir: TreeIR, model_sha: str | None = None) -> str:
-    """The config table and functions of one family."""
+def family_code(ir: TreeIR, model_sha: str | None = None, with_family: bool = False) -> str:
+    """The config table and functions of one model key (a family or a choice: functions named by its
+    ``identifier``); ``with_family``: the rows carry the ``family`` field (a header with a choice)."""
     meta = ir.meta
-    fam = Family(meta["family"])
+    key = model_key(meta["family"])
     if tuple(ir.feature_names) != FEATURE_NAMES:
-        raise ValueError(f"{fam.value}: model features {ir.feature_names} differ from predictor.features "
+        raise ValueError(f"{key.value}: model features {ir.feature_names} differ from predictor.features "
                          f"{FEATURE_NAMES}: retrain")
-    f = fam.value
-    if FAMILY_SPECS[fam].operation != "conv":
-        raise ValueError(f"{f}: the C++ header exports conv families only (GEMM-family export is not written yet)")
+    f = key.identifier
+    if any(FAMILY_SPECS[m].operation != "conv" for m in key.families):
+        raise ValueError(f"{key.value}: the C++ header exports conv families only (GEMM-family export is not written yet)")
     sms = int(meta["sms"])
-    cm = FAMILY_SPECS[fam].channel_multiple
+    cm = key.channel_multiple
     cfgs = [KernelConfig.from_name(n) for n in ir.classes]
+    bad = [c.name for c in cfgs if c.family not in key.families]
+    if bad:
+        raise ValueError(f"{key.value}: configs {bad} are not of its families")
+    if isinstance(key, Choice) and not with_family:
+        raise ValueError(f"{key.value}: a choice's configs need the family field (with_family=True)")
     smem = meta.get("smem_bytes", {})
-    rows = "\n".join(_config_row(c, int(smem.get(c.name, -1)), c.fits("sm_87", int(smem.get(c.name, -1))))
-                     for c in cfgs)
+    rows = "\n".join(_config_row(c, int(smem.get(c.name, -1)), c.fits("sm_87", int(smem.get(c.name, -1))),
+                                 with_family) for c in cfgs)
     hp = meta.get("hyperparameters", {})
     params = ", ".join(f"std::int64_t {a}" if a != "sms" else f"std::int64_t sms = INT64_C({sms})" for a in ARGS)
     unused = "\n".join(f"  static_cast<void>(f_{n});" for n in FEATURE_NAMES)
     info = [
-        f"// ---- family {f}: {_comment(FAMILY_SPECS[fam].description)}",
+        f"// ---- {'family' if isinstance(key, Family) else 'choice'} {key.value}: {_comment(key.description)}",
         f"// sweep {_comment(meta.get('sweep', '?'))} sha256 {meta.get('sweep_sha256', '?')}",
-        f"// model {_comment(meta.get('gpu_slug', '?'))}-{f}.tree.json sha256 {model_sha or '?'}",
+        f"// model {_comment(meta.get('gpu_slug', '?'))}-{key.value}.tree.json sha256 {model_sha or '?'}",
         f"// portfolio k={len(cfgs)}, max_depth={hp.get('max_depth')}, "
         f"min_samples_leaf={hp.get('min_samples_leaf')}, weighting={hp.get('weighting')}; "
         f"tree depth {ir.depth}, {ir.n_leaves} leaves",
@@ -201,12 +220,14 @@ def render_header(irs: Sequence[TreeIR], slug: str, command: str = "",
     slugs = {ir.meta.get("gpu_slug") for ir in irs}
     if slugs != {slug}:
         raise ValueError(f"models of other GPUs {slugs - {slug}} cannot go into the {slug} header")
-    irs = sorted(irs, key=lambda ir: [f.value for f in Family].index(ir.meta["family"]))
+    irs = sorted(irs, key=lambda ir: sort_key(model_key(ir.meta["family"])))
+    keys = [model_key(ir.meta["family"]) for ir in irs]
+    with_family = any(isinstance(k, Choice) for k in keys)  # only then: single-family headers stay as they were
     ns = namespace_name(slug)
     gpu = irs[0].meta.get("gpu", "?")
     target = irs[0].meta.get("target") or "all configs"
     model_shas = model_shas or {}
-    f0 = irs[0].meta["family"]
+    f0 = keys[0].identifier
     head = [
         HEADER_FIRST_LINE,
         f"// regenerate: {_comment(command) or 'python -m predictor.export_cpp --slug ' + slug}",
@@ -228,7 +249,11 @@ def render_header(irs: Sequence[TreeIR], slug: str, command: str = "",
         "channel multiple.",
         "// Limits (inclusive): " + ", ".join(f"{a} in [{lo}, {hi}]" for a, (lo, hi) in LIMITS.items()),
     ]
-    body = "\n".join(family_code(ir, model_shas.get(ir.meta["family"])) for ir in irs)
+    body = "\n".join(family_code(ir, model_shas.get(ir.meta["family"]), with_family) for ir in irs)
+    enums, struct = _ENUMS, _STRUCT
+    if with_family:
+        enums += cpp_enum(Family) + "\n"
+        struct = struct.replace(_FAMILY_FIELD[0], "".join(_FAMILY_FIELD))
     return f"""\
 {chr(10).join(head)}
 #pragma once
@@ -240,8 +265,8 @@ namespace {ns} {{
 
 {cpp_result_codes((INVALID_SHAPE, UNSUPPORTED_SHAPE), "select_*()")}
 
-{_ENUMS}
-{_STRUCT}
+{enums}
+{struct}
 {_HELPERS}
 {body}
 }}  // namespace {ns}
@@ -249,14 +274,30 @@ namespace {ns} {{
 """
 
 
+def _model_keys(models_dir: str | Path, slug: str) -> list[Key]:
+    """The keys whose model :func:`load_models` looks for: every family, then each choice
+    (:mod:`predictor.model_key`) with a ``<slug>-<choice>.tree.json`` in ``models_dir``."""
+    keys: list[Key] = list(Family)
+    for p in sorted(Path(models_dir).glob(f"{slug}-*{SEPARATOR}*.tree.json")):
+        text = p.name[len(slug) + 1:-len(".tree.json")]
+        try:
+            key = model_key(text)
+        except ValueError:  # another slug's model (h200-sm87-... for h200) or not a key
+            continue
+        if key.value == text:
+            keys.append(key)
+    return keys
+
+
 def load_models(models_dir: str | Path, slug: str) -> list[tuple[TreeIR, str]]:
-    """Every ``<slug>-<family>.tree.json`` in ``models_dir`` (with its sha256)."""
+    """Every ``<slug>-<key>.tree.json`` in ``models_dir`` (with its sha256): the families' models, then
+    the choices'."""
     out = []
-    for fam in Family:
-        p = Path(models_dir) / f"{slug}-{fam.value}.tree.json"
+    for key in _model_keys(models_dir, slug):
+        p = Path(models_dir) / f"{slug}-{key.value}.tree.json"
         if p.exists():
             ir = TreeIR.load(p)
-            if ir.meta.get("gpu_slug") == slug and ir.meta.get("family") == fam.value:
+            if ir.meta.get("gpu_slug") == slug and ir.meta.get("family") == key.value:
                 out.append((ir, file_sha256(p)))
             else:
                 _LOG.warning("%s: metadata (%s, %s) does not match its name; skipped", p,

@@ -3,7 +3,9 @@
     python -m predictor.lono SWEEP.parquet [SWEEP ...] [--kind class --kind repick] [--family F]
         [--target sm_87] [--max-portfolio 24] [--folds 5] [--seed 0] [--cv-tolerance 0.002] --out reports/lono
 
-For every family and every network ``X`` (problems whose ``source`` is ``net:X``):
+For every family (or choice of families, ``--family f16nhwc+f16nhwc90``: :mod:`predictor.model_key`;
+its problems are those measured in every member, scored against the fastest config of all members)
+and every network ``X`` (problems whose ``source`` is ``net:X``):
 
 1. the held-out set is X's layers; the training set is every other problem of the family *except*
    any problem whose shape equals one of X's layers, whatever its source or SM count
@@ -34,7 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .config import Family
+from .model_key import CLI_HELP, Key, cli_model_key, model_key
 from .features import ConvProblem
 from .fitting import (
     DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MIN_LEAF_GRID, WEIGHTINGS, base_keys, cross_validate, fit_model,
@@ -175,9 +177,9 @@ def _task(args: tuple[ShapeTable, np.ndarray, list[str], Settings, str]) -> tupl
     return evaluate_network(*args)
 
 
-def evaluate_family(df: pd.DataFrame, family: Family, settings: Settings, target: str | None = None,
+def evaluate_family(df: pd.DataFrame, family: Key, settings: Settings, target: str | None = None,
                     jobs: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every network of ``family`` held out in turn (or, with ``settings.groups``, that many groups
+    """Every network of ``family`` (a family or a choice, :mod:`predictor.model_key`) held out in turn (or, with ``settings.groups``, that many groups
     of networks, each held out together: stricter, and fewer models to fit): (per-layer scores,
     per-fold choices); ``jobs`` processes share the folds (the result does not depend on it)."""
     table = family_table(df, family, target).table
@@ -305,8 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="output directory (REPORT.md, layers.csv)")
     p.add_argument("--kind", choices=KINDS, action="append",
                    help=f"model kind to evaluate (repeatable; default: class and {DEFAULT_KIND})")
-    p.add_argument("--family", choices=[f.value for f in Family], action="append",
-                   help="only this family (repeatable; default: every family in the sweeps)")
+    p.add_argument("--family", type=cli_model_key, action="append", metavar="FAMILY",
+                   help="only this model key (repeatable; default: every family in the sweeps): " + CLI_HELP)
     p.add_argument("--target", choices=list(TARGETS), default=None, help="restrict configs as predictor.train does")
     p.add_argument("--max-portfolio", type=int, default=Settings.max_portfolio, help="largest k considered")
     p.add_argument("--folds", type=int, default=Settings.folds, help="inner GroupKFold splits")
@@ -337,10 +339,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         df, described = load_sweeps(args.sweep)
         present = sorted(set(df["family"].astype(str)))
         fams = args.family or present
-        missing = [f for f in fams if f not in present]
+        keys = [model_key(f) for f in fams]
+        missing = sorted({m.value for k in keys for m in k.families} - set(present))
         if missing:
             raise TrainError(f"no rows of family {missing} (present: {present})")
-        parts = [evaluate_family(df, Family(f), settings, args.target, args.jobs) for f in fams]
+        parts = [evaluate_family(df, k, settings, args.target, args.jobs) for k in keys]
     except (SweepFormatError, TrainError, FileNotFoundError) as exc:
         raise SystemExit(f"predictor.lono: error: {exc}") from exc
     layers = pd.concat([p[0] for p in parts], ignore_index=True)

@@ -28,9 +28,10 @@ import numpy as np
 import pandas as pd
 
 from . import targets
-from .config import Family, KernelConfig
+from .config import KernelConfig
 from .features import DEFAULT_SMS, LIMITS
 from .features import frame as feature_frame
+from .model_key import ModelKey
 from .schema import SHAPE_COLUMNS, sm_keys
 
 _LOG = logging.getLogger(__name__)
@@ -183,16 +184,37 @@ class FamilyTable:
     n_shapes_all: int  # problems (shape, sms) in the sweep, before dropping those without an ok row
     configs_dropped_for_target: list[str]
     n_eligible_rows: int
+    n_not_common: int = 0  # a choice: problems dropped for not being measured in every member family
 
 
-def family_table(df: pd.DataFrame, family: Family, target: str | None = None) -> FamilyTable:
-    """The problem table of one family from its sweep rows (any status; see the module docstring).
+def common_problems(df: pd.DataFrame, key: ModelKey) -> tuple[pd.DataFrame, int]:
+    """The rows of ``key``'s families (any status) -- for a choice only those of the problems
+    (``shape_key``, ``sms``) measured in every member family -- and how many problems were dropped
+    for being measured in only some (logged)."""
+    rows = df[df["family"].isin([f.value for f in key.families])]
+    if len(key.families) == 1:
+        return rows, 0
+    problem = pd.MultiIndex.from_frame(rows[["shape_key", "sms"]].astype({"shape_key": str, "sms": int}))
+    fam = rows["family"].astype(str).to_numpy()
+    sets = [set(problem[fam == f.value]) for f in key.families]
+    common = set.intersection(*sets)
+    every = set.union(*sets)
+    _LOG.info("%s: %d problem(s) measured in every member family; %d measured in only some dropped (%s)",
+              key.value, len(common), len(every) - len(common),
+              ", ".join(f"{f.value}: {len(s)}" for f, s in zip(key.families, sets)))
+    return rows[problem.isin(list(common))], len(every) - len(common)
+
+
+def family_table(df: pd.DataFrame, family: ModelKey, target: str | None = None) -> FamilyTable:
+    """The problem table of one family, or of a choice of families (:mod:`predictor.model_key`: the
+    problems measured in every member, :func:`common_problems`, each config of its own family),
+    from its sweep rows (any status; see the module docstring).
 
     Several SM counts (green-context partitions) make each (shape, sms) a problem of its own, keyed
     ``<shape_key>@sm<count>`` (:func:`predictor.schema.sm_key`), with ``sms`` a feature; the default
     SM count is the largest.  ``target`` (a :data:`predictor.targets.TARGETS` name, e.g. ``sm_87``)
     keeps only the configs that run there, judged from their measured shared memory."""
-    fam_rows = df[df["family"] == family.value]
+    fam_rows, n_not_common = common_problems(df, family)
     n_shapes_all = int(fam_rows["shape_key"].nunique())
     rows = eligible_rows(fam_rows)
     if rows.empty:
@@ -226,7 +248,7 @@ def family_table(df: pd.DataFrame, family: Family, target: str | None = None) ->
         if not configs:
             raise TrainError(f"{family.value}: no config fits {target}")
     for c in configs:
-        if KernelConfig.from_name(c).family is not family:
+        if KernelConfig.from_name(c).family not in family.families:
             raise TrainError(f"config {c} is not of family {family.value}")
     table, _ = build_table(rows, sms, configs)
     dropped = n_shapes_all - table.n_shapes
@@ -234,7 +256,7 @@ def family_table(df: pd.DataFrame, family: Family, target: str | None = None) ->
         _LOG.info("%s: %d of %d shape(s) dropped: no ok+verified row", family.value, dropped, n_shapes_all)
     if table.n_shapes == 0:
         raise TrainError(f"{family.value}: no shape has an ok+verified row among the allowed configs")
-    return FamilyTable(table, fam_rows, gpus[0], sms, n_shapes_all, dropped_target, len(rows))
+    return FamilyTable(table, fam_rows, gpus[0], sms, n_shapes_all, dropped_target, len(rows), n_not_common)
 
 
 # --------------------------------------------------------------------------- scoring
@@ -352,5 +374,5 @@ def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.n
     return label, log_ratio(eff, best[:, None])
 
 
-__all__ = ["ShapeTable", "FamilyTable", "TrainError", "family_table", "build_table", "eligible_rows", "effective_times", "picked_times", "metrics",
+__all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "effective_times", "picked_times", "metrics",
            "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "LOG_BITS"]

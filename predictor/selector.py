@@ -5,7 +5,8 @@
     >>> s.name, s.config.tb, s.fallback
 
 Models are the ``models/<gpu>-<family>.tree.json`` files written by :mod:`predictor.train`
-(``gpu`` is the model slug, e.g. ``h200`` or ``h200-sm87``); they ship inside the package
+(``gpu`` is the model slug, e.g. ``h200`` or ``h200-sm87``; ``family`` a family or a choice across
+families with identical tensors, ``f16nhwc+f16nhwc90``: :mod:`predictor.model_key`); they ship inside the package
 (:func:`predictor.resources.models_dir`).  Each is loaded once and turned into
 a generated Python function (:mod:`predictor.export_py`); loaded models are kept in
 ``functools.lru_cache`` caches and, for the fast path of :func:`select`, two dicts by slug and
@@ -34,10 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import FAMILY_SPECS, Family, KernelConfig
+from .config import Family, KernelConfig
 from .codegen import ResultCode
 from .export_py import compile_selector
 from .features import CHANNEL_ARGS, FEATURE_NAMES, same_pad, validate
+from .model_key import Choice, Key, model_key
 from .resources import models_dir
 from .tree_ir import TreeIR
 
@@ -78,7 +80,7 @@ class LoadedModel:
     """A tree IR ready for selection."""
 
     ir: TreeIR
-    family: Family
+    family: Key  # a Family, or a Choice across families with identical tensors (predictor.model_key)
     sms: int
     sms_range: tuple[int, int]
     configs: tuple[KernelConfig, ...]
@@ -92,16 +94,16 @@ class LoadedModel:
             raise ValueError(f"model {source} was trained on features {list(ir.feature_names)}, but "
                              f"predictor.features defines {list(FEATURE_NAMES)}: retrain it")
         try:
-            family = Family(ir.meta["family"])
+            family = model_key(ir.meta["family"])
             sms = int(ir.meta["sms"])
             trained = [int(v) for v in ir.meta.get("sms_trained", [sms])]
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"model {source}: metadata lacks a valid family/sms ({exc})") from exc
         configs = tuple(KernelConfig.from_name(n) for n in ir.classes)
-        bad = [c.name for c in configs if c.family is not family]
+        bad = [c.name for c in configs if c.family not in family.families]
         if bad:
             raise ValueError(f"model {source}: configs {bad} are not of family {family.value}")
-        fn = compile_selector(ir, FAMILY_SPECS[family].channel_multiple)
+        fn = compile_selector(ir, family.channel_multiple)
         sels = tuple(Selection(c, i) for i, c in enumerate(configs))
         return cls(ir.validate(), family, sms, (min(trained), max(trained)), configs, sels, fn, source)
 
@@ -114,8 +116,12 @@ def _sms_error(m: LoadedModel, sms: Any) -> None:
                      "e.g. gpu='h200-sm87' for 16 to 132 SMs)")
 
 
-def model_path(gpu: str, family: str | Family) -> Path:
-    fam = family.value if isinstance(family, Family) else str(family)
+def model_path(gpu: str, family: str | Family | Choice) -> Path:
+    """The shipped model file of ``gpu`` (slug) and ``family`` (a family or a choice, canonical or not)."""
+    try:
+        fam = model_key(family).value
+    except ValueError:
+        fam = str(family)
     return models_dir() / f"{gpu}-{fam}.tree.json"
 
 
@@ -125,12 +131,13 @@ def _load_path(path: str) -> LoadedModel:
 
 
 @functools.lru_cache(maxsize=64)
-def load_model(gpu: str = "h200", family: str | Family = Family.INT8_NC32HW32) -> LoadedModel:
-    """The shipped model of ``gpu`` (slug) and ``family`` (cached)."""
+def load_model(gpu: str = "h200", family: str | Family | Choice = Family.INT8_NC32HW32) -> LoadedModel:
+    """The shipped model of ``gpu`` (slug) and ``family``: a family, or a choice across families with
+    identical tensors such as ``"f16nhwc+f16nhwc90"`` (:mod:`predictor.model_key`); cached."""
     try:
-        fam = family if isinstance(family, Family) else Family(family)
-    except ValueError:
-        raise ValueError(f"family={family!r} is not one of {[f.value for f in Family]}") from None
+        fam = model_key(family)
+    except ValueError as exc:
+        raise ValueError(f"family={family!r}: {exc}") from None
     if not isinstance(gpu, str) or not gpu:
         raise ValueError(f"gpu must be a model slug such as 'h200', got {gpu!r}")
     path = model_path(gpu, fam)
@@ -157,17 +164,20 @@ def _resolve(model: Any, gpu: str, family: Any) -> LoadedModel:
         m = _load_path(str(model))
     else:
         raise ValueError(f"model must be a path, a TreeIR or a LoadedModel, got {type(model).__name__}")
-    if family is not None and Family(family) is not m.family:
-        raise ValueError(f"family={Family(family).value!r} does not match the model's family {m.family.value!r}")
+    if family is not None and model_key(family) != m.family:
+        raise ValueError(f"family={model_key(family).value!r} does not match the model's family {m.family.value!r}")
     return m
 
 
 def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: int = 1, pad: int | None = None,
-           dilation: int = 1, family: str | Family | None = None, gpu: str = "h200", sms: int | None = None,
+           dilation: int = 1, family: str | Family | Choice | None = None, gpu: str = "h200", sms: int | None = None,
            model: Any = None, on_unsupported: str = "raise") -> Selection:
     """Pick the kernel config for a conv2d fprop problem (NCHW sizes, K x C x R x S filter).
 
-    ``family`` defaults to ``i8nc32`` (or the family of ``model``); ``gpu`` is the model slug;
+    ``family`` defaults to ``i8nc32`` (or the family of ``model``); a choice of families with identical
+    tensors, ``family="f16nhwc+f16nhwc90"`` (fp16 NHWC through CUTLASS 2.x SM80-family or 3.x SM90
+    kernels, Hopper), gives one model's pick across both: ``config`` is a ``KernelConfig`` of either
+    family (``config.family`` says which); ``gpu`` is the model slug;
     ``sms`` defaults to the SM count the model was trained with; ``model`` may be a path to a
     ``.tree.json``, a :class:`~predictor.tree_ir.TreeIR` or a :class:`LoadedModel` instead of the
     shipped model.  ``on_unsupported``: ``"raise"`` (a ``ValueError`` when C or K is not a multiple
@@ -232,7 +242,7 @@ def _slow_path(m: LoadedModel, code: int, N: Any, C: Any, H: Any, W: Any, K: Any
             return m.selections[code]
     if code != ResultCode.UNSUPPORTED_SHAPE:  # pragma: no cover - validate() and the generated checks agree
         raise AssertionError(f"generated selector returned {code} for valid arguments {args}")
-    cm = FAMILY_SPECS[m.family].channel_multiple
+    cm = m.family.channel_multiple
     bad = [a for a in CHANNEL_ARGS if args[a] % cm]
     if on_unsupported != "pad":
         if on_unsupported != "raise":

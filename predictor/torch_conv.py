@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .features import DEFAULT_SMS, ConvProblem
+from .model_key import model_key
 
 _LOG = logging.getLogger(__name__)
 
@@ -105,15 +106,15 @@ def _define_op() -> Any:
 
 
 def load(library: str | Path, families: list[str] | None = None) -> list[str]:
-    """Load a built dispatcher library for ``families`` (default: every family it holds) and
-    register the op; returns the families now served by it."""
+    """Load a built dispatcher library for ``families`` (families or choices, default: every one it
+    holds) and register the op; returns the families now served by it."""
     from .dispatcher import Dispatcher
 
     disp = Dispatcher(library)
     held = [f.value for f in disp.families]
     if not held:
         raise ValueError(f"{library}: no pkd_conv2d_<family> entry point (not a generated dispatcher?)")
-    chosen = held if families is None else list(families)
+    chosen = held if families is None else [model_key(f).value for f in families]
     missing = sorted(set(chosen) - set(held))
     if missing:
         raise ValueError(f"{library} holds families {held}, not {missing}")
@@ -209,8 +210,11 @@ def convert(module: Any, family: str = "f16nhwc", sms: int = DEFAULT_SMS,
     Without ``example_input`` a layer is eligible on its parameters (fp16, groups 1, square
     stride/padding/dilation, channels the family can hold); with it, the module runs once on
     ``example_input`` (forward hooks record each layer's input shape) and a layer is converted only
-    where the dispatcher's model selects a kernel for that shape."""
+    where the dispatcher's model selects a kernel for that shape.  ``family`` may be a choice
+    (``"f16nhwc+f16nhwc90"``, a dispatcher generated for it): each layer then runs the kernel of
+    whichever member family the model picks for its shape."""
     torch = _torch()
+    family = model_key(family).value  # a family or a choice such as "f16nhwc+f16nhwc90"
     disp = _DISPATCHERS.get(family)
     if disp is None:
         raise ValueError(f"no dispatcher loaded for family {family!r} (loaded: {loaded_families()})")

@@ -4,8 +4,10 @@
     python -m predictor.train SWEEP.parquet [--family F] [--models-dir models] [--export-dir export]
         [--max-portfolio 12] [--seed 0] [--holdout-sources PREFIX ...] [--target sm_87] [--folds 5]
 
-Per family (rows with ``status == "ok"`` and ``verified`` only; time =
-:func:`predictor.portfolio.effective_times`):
+Per family, and per *choice* of families with identical tensors (``--family f16nhwc+f16nhwc90``,
+:mod:`predictor.model_key`: one model over the configs of all its members, trained on the problems
+(``shape_key``, ``sms``) measured in every member, the others dropped and counted) (rows with
+``status == "ok"`` and ``verified`` only; time = :func:`predictor.portfolio.effective_times`):
 
 1. shapes whose ``source`` starts with a ``--holdout-sources`` prefix are set aside (none by
    default: the shipped models learn from every measured problem, network layers included, and
@@ -53,8 +55,9 @@ import numpy as np
 import pandas as pd
 
 from .cli import display_path, refuse_overwrite, run_main
-from .config import SEED_CONFIG, Family
+from .config import SEED_CONFIG, Family, KernelConfig
 from .features import FEATURE_NAMES
+from .model_key import CLI_HELP, Key, cli_model_key, model_key
 from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.train has always offered
     DEFAULT_KIND, DEPTH_GRID, K_GRID, MIN_LEAF_GRID, WEIGHTINGS, CVResult, Fitted, _folds, base_keys, cross_validate,
     fit_model, training_set,
@@ -93,7 +96,7 @@ def target_slug(gpu: str, target: str | None) -> str:
 class FamilyModel:
     """Everything :func:`train_family` produces."""
 
-    family: Family
+    family: Key  # a Family or a Choice (predictor.model_key)
     slug: str
     clf: Any
     ir: TreeIR
@@ -118,6 +121,9 @@ def summary_markdown(s: dict[str, Any]) -> str:
         f"- shapes: {s['shapes']['train']} training, {s['shapes']['holdout']} held out "
         f"({', '.join(s['holdout_prefixes']) or 'none'}), {s['shapes']['dropped_no_ok']} dropped (no ok row); "
         f"configs: {s['configs']}",
+        *([f"- choice across {', '.join(s['choice']['families'])}: trained on the problems measured in every "
+           f"member family ({s['choice']['not_in_every_family']} dropped); exported configs per family: "
+           + ", ".join(f"{f} {n}" for f, n in s["choice"]["portfolio_by_family"].items())] if "choice" in s else []),
         f"- chosen: k = {s['hyperparameters']['k']}, max_depth = {s['hyperparameters']['max_depth']}, "
         f"min_samples_leaf = {s['hyperparameters']['min_samples_leaf']}, weighting = "
         f"{s['hyperparameters']['weighting']}; tree: {s['tree']['splits']} splits, {s['tree']['leaves']} leaves, "
@@ -158,7 +164,7 @@ class TrainingSets:
     Xh: np.ndarray  # features of the held-out shapes (0 rows if none)
 
 
-def training_sets(df: pd.DataFrame, family: Family, target: str | None,
+def training_sets(df: pd.DataFrame, family: Key, target: str | None,
                   holdout_prefixes: Sequence[str]) -> TrainingSets:
     """The family's table (:func:`predictor.portfolio.family_table`) split by ``holdout_prefixes``
     of the shapes' ``source``; at least 2 training shapes."""
@@ -183,7 +189,7 @@ def portfolio_sizes(k_grid: Sequence[int] | None, max_portfolio: int) -> list[in
     return [k for k in k_grid if 1 <= k <= max_portfolio] or [max_portfolio]
 
 
-def _model_meta(family: Family, sets: TrainingSets, fitted: Fitted, cv: CVResult, *, slug: str, target: str | None,
+def _model_meta(family: Key, sets: TrainingSets, fitted: Fitted, cv: CVResult, *, slug: str, target: str | None,
                 sweep: Path, sweep_sha: str, seed: int, kind: str) -> dict[str, Any]:
     """The metadata stored with the model (tree IR and joblib), before the scores are added."""
     fam_rows, names = sets.ft.fam_rows, list(fitted.classes)
@@ -228,7 +234,7 @@ def _cv_block(train_t: ShapeTable, cv: CVResult, single_all: int, seed_idx: int 
     }
 
 
-def _summary(family: Family, sets: TrainingSets, meta: dict[str, Any], ir: TreeIR, cv: CVResult,
+def _summary(family: Key, sets: TrainingSets, meta: dict[str, Any], ir: TreeIR, cv: CVResult,
              cv_block: dict[str, Any], scores: dict[str, dict[str, Any]], *, sweep: Path,
              holdout_prefixes: Sequence[str]) -> dict[str, Any]:
     """The model's summary (``.summary.json``; :func:`summary_markdown` renders it)."""
@@ -238,6 +244,10 @@ def _summary(family: Family, sets: TrainingSets, meta: dict[str, Any], ir: TreeI
         "sms": ft.sms, "sweep": str(sweep), "sweep_sha256": meta["sweep_sha256"],
         "shapes": {"all": ft.n_shapes_all, "dropped_no_ok": ft.n_shapes_all - ft.table.n_shapes,
                    "train": train_t.n_shapes, "holdout": hold_t.n_shapes},
+        **({"choice": {"families": [f.value for f in family.families], "not_in_every_family": ft.n_not_common,
+                       "portfolio_by_family": {f.value: sum(KernelConfig.from_name(n).family is f for n in meta["portfolio"])
+                                               for f in family.families}}}
+           if len(family.families) > 1 else {}),
         "holdout_prefixes": list(holdout_prefixes), "configs": len(ft.table.configs),
         "configs_dropped_for_target": ft.configs_dropped_for_target,
         "rows": {"all": int(len(ft.fam_rows)), "eligible": ft.n_eligible_rows},
@@ -254,14 +264,14 @@ def _summary(family: Family, sets: TrainingSets, meta: dict[str, Any], ir: TreeI
     }
 
 
-def train_family(df: pd.DataFrame, family: Family, *, sweep: Path, sweep_sha: str, target: str | None,
+def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, target: str | None,
                  max_portfolio: int, seed: int, holdout_prefixes: Sequence[str], folds: int = 5,
                  tolerance: float = 0.002, k_grid: Sequence[int] | None = None,
                  depth_grid: Sequence[int] = DEPTH_GRID, min_leaf_grid: Sequence[int] = MIN_LEAF_GRID,
                  weightings: Sequence[str] = WEIGHTINGS, command: str = "",
                  slug_override: str | None = None, kind: str = DEFAULT_KIND) -> FamilyModel:
-    """Train the model of one family from its sweep rows (any status); ``kind``: see
-    :mod:`predictor.fitting`."""
+    """Train the model of one family, or of a choice of families with identical tensors
+    (:mod:`predictor.model_key`), from its sweep rows (any status); ``kind``: see :mod:`predictor.fitting`."""
     t0 = time.time()
     sets = training_sets(df, family, target, holdout_prefixes)
     train_t, hold_t, X, Xh = sets.train, sets.hold, sets.X, sets.Xh
@@ -330,13 +340,16 @@ class ShippedRun:
     slug: str
     sweeps: tuple[str, ...]
     target: str | None = None
+    #: choices (:mod:`predictor.model_key`) trained besides every family of the sweeps
+    choices: tuple[str, ...] = ()
 
 
 #: The shipped models (``models/<slug>-<family>.*``) and headers (``export/``) and how they are made.
 SHIPPED_RUNS = (
     ShippedRun("h200", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm90.parquet",
                         "sweeps/h200-sm90-nets.parquet", "sweeps/h200-sm90-i8.parquet",
-                        "sweeps/h200-sm90-i8-nets.parquet")),
+                        "sweeps/h200-sm90-i8-nets.parquet"),
+               choices=("f16nhwc+f16nhwc90",)),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet"), "sm_87"),
@@ -345,6 +358,7 @@ SHIPPED_RUNS = (
 SHIPPED_DISPATCHERS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("h200", None, "dispatch"),
     ("h200", ("f16nhwc90",), "dispatch_sm90"),
+    ("h200", ("f16nhwc+f16nhwc90",), "dispatch_f16_choice"),
 )
 SHIPPED_SLUGS = frozenset(r.slug for r in SHIPPED_RUNS)
 _REFUSE_HINT = ("train into another folder (--models-dir DIR --export-dir DIR) or under another name (--slug NAME), "
@@ -360,13 +374,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true",
                    help="regenerate every shipped file from the shipped sweeps, run from the repository root: "
                         + "; ".join(f"{' '.join(r.sweeps)}{' --target ' + r.target if r.target else ''}"
+                                    f"{' (every family, and the choice ' + ', '.join(r.choices) + ')' if r.choices else ''}"
                                     for r in SHIPPED_RUNS)
                         + " into models/ and export/, then the dispatchers (export/dispatch*/, needs nvidia-cutlass)")
     p.add_argument("--overwrite", action="store_true",
                    help="allow replacing the shipped models and headers (models/h200*, export/h200*) without --all")
     p.add_argument("--slug", default=None, help="model name prefix (default: from the GPU name and --target)")
-    p.add_argument("--family", choices=[f.value for f in Family], action="append",
-                   help="train only this family (repeatable; default: every family in the sweep)")
+    p.add_argument("--family", type=cli_model_key, action="append", metavar="FAMILY",
+                   help="train only this model key (repeatable; default: every family in the sweep): " + CLI_HELP)
     p.add_argument("--models-dir", type=Path, default=Path("models"),
                    help="where the models go (<slug>-<family>.tree.json, .joblib, .summary.json/.md)")
     p.add_argument("--export-dir", type=Path, default=Path("export"),
@@ -417,8 +432,10 @@ def _outputs(models_dir: Path, export_dir: Path | None, slugs: set[str], fams: S
     return out
 
 
-def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: str, overwrite: bool) -> list[FamilyModel]:
-    """Train every requested family of ``sweeps`` and write the models and the header."""
+def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: str, overwrite: bool,
+                 choices: Sequence[str] = ()) -> list[FamilyModel]:
+    """Train every requested family (``args.family``: families or choices, default every family of
+    the sweeps) and the ``choices`` of ``sweeps``, and write the models and the header."""
     sweeps = [Path(display_path(p)) for p in sweeps]  # provenance without host paths
     df, frames, shas = _read_sweeps(sweeps)
     sha = shas[0] if len(shas) == 1 else hashlib.sha256("".join(shas).encode()).hexdigest()
@@ -427,25 +444,28 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
     unknown = [f for f in present if f not in {x.value for x in Family}]
     if unknown:
         raise TrainError(f"{sweep_name}: unknown family value(s) {unknown}")
-    fams = args.family or present
-    missing = [f for f in fams if f not in present]
+    fams = list(args.family or present)
+    fams += [c for c in choices if c not in fams]
+    keys = [model_key(f) for f in fams]
+    members = sorted({m.value for k in keys for m in k.families})
+    missing = [f for f in members if f not in present]
     if missing:
         raise TrainError(f"{sweep_name}: no rows of family {missing} (present: {present})")
-    if not eligible_rows(df[df["family"].isin(fams)]).shape[0]:
+    if not eligible_rows(df[df["family"].isin(members)]).shape[0]:
         raise TrainError(f"{sweep_name}: no rows with status == 'ok' and verified == True")
     slugs = {args.slug or target_slug(g, args.target)
-             for g in df[df["family"].isin(fams)]["gpu"].astype(str).unique()}
+             for g in df[df["family"].isin(members)]["gpu"].astype(str).unique()}
     from .resources import export_dir, models_dir
 
     shipped = _outputs(args.models_dir, None if args.no_export else args.export_dir, slugs & SHIPPED_SLUGS, fams)
     refuse_overwrite(shipped, [models_dir(), export_dir()], overwrite, _REFUSE_HINT)
     models = []
-    for f in fams:
-        # provenance: the file(s) holding this family's rows (one file: its own sha256)
-        own = [i for i, fr in enumerate(frames) if (fr["family"].astype(str) == f).any()]
+    for f, key in zip(fams, keys):
+        # provenance: the file(s) holding this key's rows (one file: its own sha256)
+        own = [i for i, fr in enumerate(frames) if fr["family"].astype(str).isin([m.value for m in key.families]).any()]
         f_name = sweeps[own[0]] if len(own) == 1 else sweep_name
         f_sha = shas[own[0]] if len(own) == 1 else sha
-        m = train_family(df, Family(f), sweep=f_name, sweep_sha=f_sha, target=args.target,
+        m = train_family(df, key, sweep=f_name, sweep_sha=f_sha, target=args.target,
                          slug_override=args.slug,
                          max_portfolio=args.max_portfolio, seed=args.seed,
                          holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
@@ -480,7 +500,7 @@ def train_shipped(args: argparse.Namespace) -> None:
     for run in SHIPPED_RUNS:
         run_args = argparse.Namespace(**{**vars(args), "target": run.target})
         models = train_sweeps(run_args, [Path(s) for s in run.sweeps], command="python -m predictor.train --all",
-                              overwrite=True)
+                              overwrite=True, choices=run.choices)
         slugs = {m.slug for m in models}
         if slugs != {run.slug}:
             raise TrainError(f"the shipped run {run} produced the slug(s) {sorted(slugs)}, not {run.slug}")

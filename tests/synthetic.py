@@ -40,6 +40,14 @@ _TILES = {
         ((64, 32, 32), (32, 32, 32)), ((128, 128, 64), (64, 64, 64)),
     ],
 }
+#: CUTLASS 3.x families: (tile, cluster, stages) of ``KernelConfig.sm90`` (stages 0 = automatic).
+_TILES_3X = {
+    Family.F16_NHWC_SM90: [
+        ((128, 128, 64), (1, 1, 1), 0), ((128, 256, 64), (1, 1, 1), 0), ((64, 128, 64), (1, 1, 1), 0),
+        ((128, 64, 64), (1, 1, 1), 0), ((256, 128, 64), (2, 1, 1), 0), ((64, 64, 64), (1, 1, 1), 4),
+        ((128, 128, 64), (2, 1, 1), 0), ((128, 128, 64), (1, 2, 1), 3),
+    ],
+}
 
 
 def family_configs(family: Family, n_configs: int | None = None) -> list[KernelConfig]:
@@ -48,6 +56,9 @@ def family_configs(family: Family, n_configs: int | None = None) -> list[KernelC
     The first few configs are a fixed hand-picked set; ``n_configs`` larger than that adds more
     tile x stages x swizzle x split-k combinations (deterministically)."""
     spec = family.spec
+    if spec.cutlass_api == 3:
+        cfgs3 = [KernelConfig.sm90(family, tb, cluster, stages) for tb, cluster, stages in _TILES_3X[family]]
+        return cfgs3 if n_configs is None else cfgs3[:n_configs]
     if family is Family.INT8_NC32HW32:
         base = SEED_CONFIG
     else:
@@ -97,11 +108,16 @@ def _time_us(p: ConvProblem, c: KernelConfig, sms: int) -> float:
     occ = max(1, min(4, (228 * 1024) // smem, 2048 // c.threads))
     eff = min(1.0, (tm * tn) / (128 * 128)) ** 0.3 * (0.85 + 0.15 * min(c.stages, 5) / 5)
     rate = 2.0e6 if c.family is Family.INT8_NC32HW32 else 1.0e6  # MACs per us per SM
+    if c.cutlass_api == 3:  # wgmma: faster big tiles, a longer fixed start (TMA descriptors, clusters)
+        rate *= 1.6 * min(1.0, tm * tn / (128 * 128)) ** 0.5
+        t0 = 1.0 * c.cluster[0] * c.cluster[1]
+    else:
+        t0 = 0.0
     iter_t = tm * tn * tk / (rate * eff)
     prologue = 0.15 * c.stages + 0.0005 * tm * tn / 64
     hide = 1 + 0.2 * (occ - 1)
     waves = math.ceil(ctas / (sms * occ))
-    t = 3.0 + waves * occ * (k_iters * iter_t + prologue) / hide
+    t = 3.0 + t0 + waves * occ * (k_iters * iter_t + prologue) / hide
     if sk > 1:
         t += 0.8 * sk + sk * m * n * 4 / 2.0e6
     sw = c.swizzle.value

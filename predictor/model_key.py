@@ -1,0 +1,168 @@
+"""Model keys: what one kernel-selection model chooses among.
+
+A key is either a :class:`~predictor.config.Family` (the model picks one of the family's configs) or
+a :class:`Choice`: several families whose kernels read and write the *same tensors* (element types
+and layouts, :attr:`predictor.config.FamilySpec.tensors`), e.g. ``f16nhwc+f16nhwc90`` -- fp16 NHWC
+through CUTLASS 2.x SM80-family kernels or CUTLASS 3.x SM90 kernels.  One model over a choice
+learns which family's kernel is fastest for each problem; its configs are ordinary
+:class:`~predictor.config.KernelConfig` names, each carrying its family.
+
+Both kinds answer the :class:`ModelKey` protocol (``value``, ``identifier``, ``families``,
+``channel_multiple``, ``tensor_kind``, ``description``), so a consumer needs no case for either:
+
+* ``value``: the key's name everywhere text is fine -- sweep-free model files
+  ``<slug>-<value>.tree.json``, ``--family``, ``predictor.select(family=...)``;
+* ``identifier``: the C++ / C ABI name (``select_<identifier>``, ``pkd_conv2d_<identifier>``);
+  a family's is its value, a choice's joins the members' values with ``_``
+  (``f16nhwc_f16nhwc90``).
+
+:func:`model_key` parses either from its value.  Everything is derived from ``FAMILY_SPECS``.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+from dataclasses import dataclass
+from typing import Protocol, Union
+
+from .config import FAMILY_SPECS, Family
+
+#: Joins the members of a choice in its value (``f16nhwc+f16nhwc90``).
+SEPARATOR = "+"
+
+
+class ModelKey(Protocol):
+    """What a consumer of a model needs to know about its key (a Family or a Choice)."""
+
+    @property
+    def value(self) -> str: ...
+
+    @property
+    def identifier(self) -> str: ...
+
+    @property
+    def families(self) -> tuple[Family, ...]: ...
+
+    @property
+    def channel_multiple(self) -> int: ...
+
+    @property
+    def tensor_kind(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Several families with identical tensors, chosen across by one model (members in
+    :class:`~predictor.config.Family` order; ``ValueError`` if fewer than two, repeated, or their
+    tensors differ)."""
+
+    families: tuple[Family, ...]
+
+    def __post_init__(self) -> None:
+        fams = tuple(Family(f) for f in self.families)
+        if len(fams) < 2 or len(set(fams)) != len(fams):
+            raise ValueError(f"a choice needs at least two different families, got {[f.value for f in fams]}")
+        order = list(Family)
+        fams = tuple(sorted(fams, key=order.index))
+        first = FAMILY_SPECS[fams[0]].tensors
+        for f in fams:
+            if FAMILY_SPECS[f].operation != "conv":
+                raise ValueError(f"family {f.value} runs only some convolutions ({FAMILY_SPECS[f].operation} "
+                                 "kernels): a choice holds families that run every convolution (not written yet)")
+        for f in fams[1:]:
+            if FAMILY_SPECS[f].tensors != first:
+                raise ValueError(f"families {fams[0].value} and {f.value} read or write different tensors "
+                                 f"({'/'.join(first)} vs {'/'.join(FAMILY_SPECS[f].tensors)}): one model cannot "
+                                 "choose across them")
+        object.__setattr__(self, "families", fams)
+
+    @property
+    def value(self) -> str:
+        return SEPARATOR.join(f.value for f in self.families)
+
+    @property
+    def identifier(self) -> str:
+        return "_".join(f.value for f in self.families)
+
+    @property
+    def channel_multiple(self) -> int:
+        """C and K must be multiples of this: the largest of the members' (every member can then run)."""
+        return max(FAMILY_SPECS[f].channel_multiple for f in self.families)
+
+    @property
+    def tensor_kind(self) -> str:
+        return FAMILY_SPECS[self.families[0]].tensor_kind
+
+    @property
+    def description(self) -> str:
+        apis = "/".join(f"{FAMILY_SPECS[f].cutlass_api}.x" for f in self.families)
+        return (f"one model choosing across the kernels of {', '.join(f.value for f in self.families)} (CUTLASS "
+                f"{apis}) for the same tensors ({self.tensor_kind}); C and K multiples of {self.channel_multiple}")
+
+    def __str__(self) -> str:
+        return self.value
+
+
+Key = Union[Family, Choice]
+
+
+def model_key(key: str | Family | Choice) -> Key:
+    """The key named by ``key``: a family value (``f16nhwc``) or a choice (``f16nhwc+f16nhwc90``, members
+    in any order); ``ValueError`` (one line) naming what is wrong."""
+    if isinstance(key, (Family, Choice)):
+        return key
+    text = str(key)
+    parts = text.split(SEPARATOR)
+    known = [f.value for f in Family]
+    unknown = [p for p in parts if p not in known]
+    if unknown:
+        raise ValueError(f"unknown family {unknown[0]!r} in {text!r} (families: {', '.join(known)}; "
+                         f"a choice joins families with identical tensors by {SEPARATOR!r}, "
+                         f"e.g. {', '.join(c.value for c in choices()) or 'none'})")
+    if len(parts) == 1:
+        return Family(text)
+    return Choice(tuple(Family(p) for p in parts))
+
+
+def choices() -> list[Choice]:
+    """Every choice the families allow (each group of two or more families with identical tensors)."""
+    out = []
+    for n in range(2, len(Family) + 1):
+        for group in itertools.combinations(Family, n):
+            try:
+                out.append(Choice(group))
+            except ValueError:
+                continue
+    return out
+
+
+def all_keys() -> list[Key]:
+    """Every family, then every :func:`choices` entry."""
+    return [*Family, *choices()]
+
+
+def sort_key(key: Key) -> tuple[int, int, str]:
+    """Order of keys in the exports: the families in declaration order, then choices by value."""
+    if isinstance(key, Family):
+        return (0, list(Family).index(key), "")
+    return (1, 0, key.value)
+
+
+def cli_model_key(text: str) -> str:
+    """``argparse`` type of ``--family``: the canonical value of a family or a choice."""
+    try:
+        return model_key(text).value
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+#: ``--family`` help suffix shared by the command-line tools.
+CLI_HELP = (f"a family ({', '.join(f.value for f in Family)}) or a choice of families with identical tensors "
+            f"joined by {SEPARATOR!r} ({', '.join(c.value for c in choices())}): one model over both families' "
+            "configs, trained on the problems measured in every member")
+
+__all__ = ["ModelKey", "Choice", "Key", "SEPARATOR", "model_key", "choices", "all_keys", "sort_key", "cli_model_key",
+           "CLI_HELP"]
