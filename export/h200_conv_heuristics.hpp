@@ -5,6 +5,7 @@
 // f16nhwc: sweep sha256 1597efc38760afb2b133fa9700a1455a7251c7694c61e352424e82343a11eb7a, model sha256 00dd3afa67afb1c4c41608ddeb3a3364214b484fac1aeb7a7aa57cda3fee4111
 // f16nhwc90: sweep sha256 1597efc38760afb2b133fa9700a1455a7251c7694c61e352424e82343a11eb7a, model sha256 ef82795be9de27567e08fc874d807c334e8786f4beac2ed95201195f3aad30d0
 // i8nhwc90: sweep sha256 1597efc38760afb2b133fa9700a1455a7251c7694c61e352424e82343a11eb7a, model sha256 8cc115ee4ca5a964ecf0ae6be100f498fecd3766090cad24f92bc6f8549ecbb4
+// f16nhwc+f16nhwc90: sweep sha256 1597efc38760afb2b133fa9700a1455a7251c7694c61e352424e82343a11eb7a, model sha256 218a65263c142135e5af93875698b2bd7e30fd115e2a975ff239b68539d84528
 //
 // Usage:
 //   namespace cp = cutlass_conv_predictor::h200;
@@ -33,6 +34,7 @@ enum class EpilogueFunctor : int { kLinearCombination, kLinearCombinationClamp }
 enum class Swizzle : int { kIdentity1 = 1, kIdentity2 = 2, kIdentity4 = 4, kIdentity8 = 8 };
 enum class KernelSchedule : int { kNotApplicable, kScheduleAuto, kImplicitTmaWarpSpecializedSm90 };
 enum class EpilogueSchedule : int { kNotApplicable, kScheduleAuto, kNoSmemWarpSpecialized, kTmaWarpSpecialized };
+enum class Family : int { kINT8_NC32HW32, kFP16_NHWC, kF16_NHWC_SM90, kI8_NHWC_SM90, kF16_GEMM_SM90 };
 
 /// One CUTLASS implicit-GEMM conv2d fprop kernel variant.  CUTLASS 2.x (kernel_schedule ==
 /// KernelSchedule::kNotApplicable): cutlass::gemm::GemmShape<m, n, k> for the tiles,
@@ -58,6 +60,7 @@ struct KernelConfig {
   bool sm87_ok;                // a Jetson Orin (sm_87) runs it (never for the SM90 family)
   const char* name;            // predictor KernelConfig.name
   const char* kernel_name;     // compiled kernel instance (name without split-k)
+  Family family;               // the kernel's family (its tensors are the choice's; 2.x or 3.x by cutlass_api)
 };
 
 // Integer helpers used by the feature code (arguments are positive after validation).
@@ -75,47 +78,47 @@ inline constexpr std::int64_t kTrainedSms_i8nc32 = INT64_C(132);
 inline constexpr int kChannelMultiple_i8nc32 = 32;
 inline constexpr int kNumConfigs_i8nc32 = 41;
 inline constexpr KernelConfig kConfigs_i8nc32[kNumConfigs_i8nc32] = {
-    {128, 128, 128, 64, 64, 128, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(98304), true, "i8nc32_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {128, 128, 128, 64, 64, 128, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(131072), true, "i8nc32_t128x128x128_w64x64x128_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x128_w64x64x128_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
-    {128, 128, 64, 64, 64, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "i8nc32_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
-    {128, 128, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {128, 128, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(65536), true, "i8nc32_t128x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
-    {128, 128, 64, 64, 64, 64, 16, 8, 32, 5, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t128x128x64_w64x64x64_i16x8x32_s5_sw8_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x64_w64x64x64_i16x8x32_s5_sw8_optimized_strided_a16x16x8_clamp"},
-    {128, 256, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {128, 64, 64, 64, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "i8nc32_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
-    {128, 64, 64, 64, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {128, 64, 64, 64, 32, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t128x64x64_w64x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x64x64_w64x32x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
-    {256, 128, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(98304), true, "i8nc32_t256x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t256x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
-    {256, 64, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {256, 64, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t256x64x64_w64x64x64_i16x8x32_s4_sw4_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t256x64x64_w64x64x64_i16x8x32_s4_sw4_optimized_strided_a16x16x8_clamp"},
-    {256, 64, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_a16x16x8_clamp"},
-    {32, 64, 64, 32, 32, 64, 16, 8, 32, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_a16x16x8_clamp"},
-    {32, 64, 64, 32, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(12288), true, "i8nc32_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
-    {32, 64, 64, 32, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(18432), true, "i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {32, 64, 64, 32, 32, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "i8nc32_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
-    {32, 64, 64, 32, 32, 64, 16, 8, 32, 8, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t32x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t32x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 128, 64, 32, 64, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "i8nc32_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 128, 64, 32, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 128, 64, 32, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t64x128x64_w32x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x128x64_w32x64x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 128, 64, 32, 64, 64, 16, 8, 32, 6, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "i8nc32_t64x128x64_w32x64x64_i16x8x32_s6_sw2_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x128x64_w32x64x64_i16x8x32_s6_sw2_optimized_strided_a16x16x8_clamp"},
-    {64, 128, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "i8nc32_t64x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 256, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 256, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw2_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw2_optimized_strided_a16x16x8_clamp"},
-    {64, 256, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw4_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw4_optimized_strided_a16x16x8_clamp"},
-    {64, 256, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_a16x16x8_clamp"},
-    {64, 32, 64, 32, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(12288), true, "i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 32, 64, 32, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(18432), true, "i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 32, 64, 32, 32, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 32, 64, 32, 32, 64, 16, 8, 32, 8, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t64x32x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x32x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 128, 32, 32, 128, 16, 8, 32, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(163840), true, "i8nc32_t64x64x128_w32x32x128_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x128_w32x32x128_i16x8x32_s10_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 128, 32, 32, 128, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "i8nc32_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 128, 32, 32, 128, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 128, 32, 32, 128, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(65536), true, "i8nc32_t64x64x128_w32x32x128_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x128_w32x32x128_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 128, 32, 32, 128, 16, 8, 32, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(98304), true, "i8nc32_t64x64x128_w32x32x128_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x128_w32x32x128_i16x8x32_s6_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 64, 32, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(16384), true, "i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 64, 32, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 64, 32, 32, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "i8nc32_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 64, 32, 32, 64, 16, 8, 32, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_a16x16x8_clamp"},
+    {128, 128, 128, 64, 64, 128, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(98304), true, "i8nc32_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {128, 128, 128, 64, 64, 128, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(131072), true, "i8nc32_t128x128x128_w64x64x128_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x128_w64x64x128_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {128, 128, 64, 64, 64, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "i8nc32_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {128, 128, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {128, 128, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(65536), true, "i8nc32_t128x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {128, 128, 64, 64, 64, 64, 16, 8, 32, 5, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t128x128x64_w64x64x64_i16x8x32_s5_sw8_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x128x64_w64x64x64_i16x8x32_s5_sw8_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {128, 256, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {128, 64, 64, 64, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "i8nc32_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {128, 64, 64, 64, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {128, 64, 64, 64, 32, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t128x64x64_w64x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t128x64x64_w64x32x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {256, 128, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(98304), true, "i8nc32_t256x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t256x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {256, 64, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {256, 64, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t256x64x64_w64x64x64_i16x8x32_s4_sw4_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t256x64x64_w64x64x64_i16x8x32_s4_sw4_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {256, 64, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {32, 64, 64, 32, 32, 64, 16, 8, 32, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {32, 64, 64, 32, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(12288), true, "i8nc32_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {32, 64, 64, 32, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(18432), true, "i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {32, 64, 64, 32, 32, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "i8nc32_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {32, 64, 64, 32, 32, 64, 16, 8, 32, 8, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t32x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t32x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 128, 64, 32, 64, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "i8nc32_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 128, 64, 32, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 128, 64, 32, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t64x128x64_w32x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x128x64_w32x64x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 128, 64, 32, 64, 64, 16, 8, 32, 6, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "i8nc32_t64x128x64_w32x64x64_i16x8x32_s6_sw2_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x128x64_w32x64x64_i16x8x32_s6_sw2_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 128, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "i8nc32_t64x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 256, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 256, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw2_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw2_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 256, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw4_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw4_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 256, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 32, 64, 32, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(12288), true, "i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 32, 64, 32, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(18432), true, "i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 32, 64, 32, 32, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 32, 64, 32, 32, 64, 16, 8, 32, 8, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t64x32x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x32x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 64, 128, 32, 32, 128, 16, 8, 32, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(163840), true, "i8nc32_t64x64x128_w32x32x128_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x128_w32x32x128_i16x8x32_s10_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 64, 128, 32, 32, 128, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "i8nc32_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 64, 128, 32, 32, 128, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 64, 128, 32, 32, 128, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(65536), true, "i8nc32_t64x64x128_w32x32x128_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x128_w32x32x128_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 64, 128, 32, 32, 128, 16, 8, 32, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(98304), true, "i8nc32_t64x64x128_w32x32x128_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x128_w32x32x128_i16x8x32_s6_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 64, 64, 32, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(16384), true, "i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 64, 64, 32, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 64, 64, 32, 32, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "i8nc32_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
+    {64, 64, 64, 32, 32, 64, 16, 8, 32, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "i8nc32_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nc32_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_a16x16x8_clamp", Family::kINT8_NC32HW32},
 };
 
 /// Index into kConfigs_i8nc32 of the config predicted fastest for this conv2d fprop problem
@@ -1165,52 +1168,52 @@ inline constexpr std::int64_t kTrainedSms_f16nhwc = INT64_C(132);
 inline constexpr int kChannelMultiple_f16nhwc = 8;
 inline constexpr int kNumConfigs_f16nhwc = 46;
 inline constexpr KernelConfig kConfigs_f16nhwc[kNumConfigs_f16nhwc] = {
-    {128, 128, 32, 64, 64, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb"},
-    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 4, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_skserial4_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_a8x8x8_lincomb"},
-    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_a8x8x8_lincomb"},
-    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_a8x8x8_lincomb"},
-    {128, 128, 64, 64, 64, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(98304), true, "f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {128, 256, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t128x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {128, 64, 32, 64, 32, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb"},
-    {128, 64, 32, 64, 32, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {128, 64, 32, 64, 32, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb"},
-    {128, 64, 32, 64, 32, 32, 16, 8, 16, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 4, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s6_sw1_optimized_strided_skserial4_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s6_sw1_optimized_strided_a8x8x8_lincomb"},
-    {128, 64, 32, 64, 32, 32, 16, 8, 16, 6, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s6_sw2_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s6_sw2_optimized_strided_a8x8x8_lincomb"},
-    {128, 64, 64, 64, 32, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t128x64x64_w64x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x64_w64x32x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {128, 64, 64, 64, 32, 64, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(98304), true, "f16nhwc_t128x64x64_w64x32x64_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x64_w64x32x64_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb"},
-    {256, 128, 64, 64, 64, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(147456), true, "f16nhwc_t256x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {256, 128, 64, 64, 64, 64, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(196608), false, "f16nhwc_t256x128x64_w64x64x64_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x128x64_w64x64x64_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb"},
-    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 4, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_skserial4_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_a8x8x8_lincomb"},
-    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_a8x8x8_lincomb"},
-    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_a8x8x8_lincomb"},
-    {256, 64, 32, 64, 64, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb"},
-    {256, 64, 32, 64, 64, 32, 16, 8, 16, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(122880), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s6_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 128, 32, 32, 64, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 128, 32, 32, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 128, 32, 32, 64, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 128, 32, 32, 64, 32, 16, 8, 16, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 2, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s6_sw1_optimized_strided_skserial2_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s6_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 128, 32, 32, 64, 32, 16, 8, 16, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 4, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s6_sw1_optimized_strided_skserial4_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s6_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 128, 64, 32, 64, 64, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 128, 64, 32, 64, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 32, 32, 32, 32, 32, 16, 8, 16, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 32, 32, 32, 32, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(12288), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 32, 32, 32, 32, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(18432), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 32, 32, 32, 32, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 32, 32, 32, 32, 32, 16, 8, 16, 8, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 64, 32, 32, 32, 32, 16, 8, 16, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 64, 32, 32, 32, 32, 16, 8, 16, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 2, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 64, 32, 32, 32, 32, 16, 8, 16, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 4, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial4_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 64, 32, 32, 32, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(16384), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 64, 32, 32, 32, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 64, 32, 32, 32, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 64, 32, 32, 32, 32, 16, 8, 16, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 64, 32, 32, 32, 32, 16, 8, 16, 8, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(65536), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 64, 64, 32, 32, 64, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb"},
-    {64, 64, 64, 32, 32, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb"},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 4, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_skserial4_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 128, 64, 64, 64, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(98304), true, "f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 256, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t128x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 64, 32, 64, 32, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 64, 32, 64, 32, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 64, 32, 64, 32, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 64, 32, 64, 32, 32, 16, 8, 16, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 4, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s6_sw1_optimized_strided_skserial4_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s6_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 64, 32, 64, 32, 32, 16, 8, 16, 6, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s6_sw2_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s6_sw2_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 64, 64, 64, 32, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t128x64x64_w64x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x64_w64x32x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 64, 64, 64, 32, 64, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(98304), true, "f16nhwc_t128x64x64_w64x32x64_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x64_w64x32x64_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 128, 64, 64, 64, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(147456), true, "f16nhwc_t256x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 128, 64, 64, 64, 64, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(196608), false, "f16nhwc_t256x128x64_w64x64x64_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x128x64_w64x64x64_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 4, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_skserial4_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(122880), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s6_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 128, 32, 32, 64, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 128, 32, 32, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 128, 32, 32, 64, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 128, 32, 32, 64, 32, 16, 8, 16, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 2, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s6_sw1_optimized_strided_skserial2_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s6_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 128, 32, 32, 64, 32, 16, 8, 16, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 4, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s6_sw1_optimized_strided_skserial4_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s6_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 128, 64, 32, 64, 64, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 128, 64, 32, 64, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 32, 32, 32, 32, 32, 16, 8, 16, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 32, 32, 32, 32, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(12288), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 32, 32, 32, 32, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(18432), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 32, 32, 32, 32, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 32, 32, 32, 32, 32, 16, 8, 16, 8, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 2, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 4, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial4_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(16384), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 8, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(65536), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 64, 32, 32, 64, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 64, 32, 32, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
 };
 
 /// Index into kConfigs_f16nhwc of the config predicted fastest for this conv2d fprop problem
@@ -2052,34 +2055,34 @@ inline constexpr std::int64_t kTrainedSms_f16nhwc90 = INT64_C(132);
 inline constexpr int kChannelMultiple_f16nhwc90 = 8;
 inline constexpr int kNumConfigs_f16nhwc90 = 28;
 inline constexpr KernelConfig kConfigs_f16nhwc90[kNumConfigs_f16nhwc90] = {
-    {128, 128, 64, 128, 128, 64, 64, 128, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb"},
-    {128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(229504), false, "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb"},
-    {128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {128, 192, 64, 128, 192, 64, 64, 192, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {128, 192, 64, 128, 192, 64, 64, 192, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {128, 64, 64, 128, 64, 64, 64, 64, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb"},
-    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(221440), false, "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb"},
-    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {256, 64, 64, 256, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {256, 64, 64, 256, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {256, 96, 64, 256, 96, 64, 64, 96, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(180736), false, "f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {256, 96, 64, 256, 96, 64, 64, 96, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(180736), false, "f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {64, 128, 64, 64, 128, 64, 64, 128, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb"},
-    {64, 128, 64, 64, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(221440), false, "f16nhwc90_t64x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb"},
-    {64, 128, 64, 64, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {64, 128, 64, 64, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {64, 128, 64, 64, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t64x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {64, 256, 64, 64, 256, 64, 64, 256, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {64, 256, 64, 64, 256, 64, 64, 256, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t64x256x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x256x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {64, 64, 64, 64, 64, 64, 64, 64, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(66048), false, "f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb"},
-    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(229632), false, "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb"},
-    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb"},
-    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb"},
+    {128, 128, 64, 128, 128, 64, 64, 128, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(229504), false, "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 192, 64, 128, 192, 64, 64, 192, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 192, 64, 128, 192, 64, 64, 192, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 64, 64, 128, 64, 64, 64, 64, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(221440), false, "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {256, 64, 64, 256, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {256, 64, 64, 256, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {256, 96, 64, 256, 96, 64, 64, 96, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(180736), false, "f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {256, 96, 64, 256, 96, 64, 64, 96, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(180736), false, "f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 128, 64, 64, 128, 64, 64, 128, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 128, 64, 64, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(221440), false, "f16nhwc90_t64x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 128, 64, 64, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 128, 64, 64, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 128, 64, 64, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t64x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 256, 64, 64, 256, 64, 64, 256, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 256, 64, 64, 256, 64, 64, 256, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t64x256x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x256x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 64, 64, 64, 64, 64, 64, 64, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(66048), false, "f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(229632), false, "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
 };
 
 /// Index into kConfigs_f16nhwc90 of the config predicted fastest for this conv2d fprop problem
@@ -3917,29 +3920,29 @@ inline constexpr std::int64_t kTrainedSms_i8nhwc90 = INT64_C(132);
 inline constexpr int kChannelMultiple_i8nhwc90 = 16;
 inline constexpr int kNumConfigs_i8nhwc90 = 23;
 inline constexpr KernelConfig kConfigs_i8nhwc90[kNumConfigs_i8nhwc90] = {
-    {128, 128, 128, 128, 128, 128, 64, 128, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "i8nhwc90_t128x128x128_c1x1x1_s3_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x128x128_c1x1x1_s3_kws_etma_a16x16x16_lincomb"},
-    {128, 128, 128, 128, 128, 128, 64, 128, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {128, 128, 128, 128, 128, 128, 64, 128, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x128x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x128x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {128, 128, 128, 128, 128, 128, 64, 128, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x128x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x128x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {128, 192, 128, 128, 192, 128, 64, 192, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "i8nhwc90_t128x192x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x192x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {128, 192, 128, 128, 192, 128, 64, 192, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "i8nhwc90_t128x192x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x192x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {128, 64, 128, 128, 64, 128, 64, 64, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb"},
-    {128, 64, 128, 128, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(221440), false, "i8nhwc90_t128x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb", "i8nhwc90_t128x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb"},
-    {128, 64, 128, 128, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {128, 64, 128, 128, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {128, 64, 128, 128, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {256, 64, 128, 256, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "i8nhwc90_t256x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t256x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {256, 64, 128, 256, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "i8nhwc90_t256x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t256x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {256, 96, 128, 256, 96, 128, 64, 96, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(180480), false, "i8nhwc90_t256x96x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t256x96x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {256, 96, 128, 256, 96, 128, 64, 96, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(180480), false, "i8nhwc90_t256x96x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t256x96x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {64, 128, 128, 64, 128, 128, 64, 128, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb"},
-    {64, 128, 128, 64, 128, 128, 64, 128, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t64x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {64, 256, 128, 64, 256, 128, 64, 256, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "i8nhwc90_t64x256x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x256x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {64, 64, 128, 64, 64, 128, 64, 64, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(66048), false, "i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb"},
-    {64, 64, 128, 64, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(229632), false, "i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb", "i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb"},
-    {64, 64, 128, 64, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {64, 64, 128, 64, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "i8nhwc90_t64x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb"},
-    {64, 64, 128, 64, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "i8nhwc90_t64x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb"},
+    {128, 128, 128, 128, 128, 128, 64, 128, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "i8nhwc90_t128x128x128_c1x1x1_s3_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x128x128_c1x1x1_s3_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {128, 128, 128, 128, 128, 128, 64, 128, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {128, 128, 128, 128, 128, 128, 64, 128, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x128x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x128x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {128, 128, 128, 128, 128, 128, 64, 128, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x128x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x128x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {128, 192, 128, 128, 192, 128, 64, 192, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "i8nhwc90_t128x192x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x192x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {128, 192, 128, 128, 192, 128, 64, 192, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "i8nhwc90_t128x192x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x192x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {128, 64, 128, 128, 64, 128, 64, 64, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {128, 64, 128, 128, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(221440), false, "i8nhwc90_t128x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb", "i8nhwc90_t128x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {128, 64, 128, 128, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {128, 64, 128, 128, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {128, 64, 128, 128, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t128x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t128x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {256, 64, 128, 256, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "i8nhwc90_t256x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t256x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {256, 64, 128, 256, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "i8nhwc90_t256x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t256x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {256, 96, 128, 256, 96, 128, 64, 96, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(180480), false, "i8nhwc90_t256x96x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t256x96x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {256, 96, 128, 256, 96, 128, 64, 96, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(180480), false, "i8nhwc90_t256x96x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t256x96x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {64, 128, 128, 64, 128, 128, 64, 128, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {64, 128, 128, 64, 128, 128, 64, 128, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "i8nhwc90_t64x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {64, 256, 128, 64, 256, 128, 64, 256, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "i8nhwc90_t64x256x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x256x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {64, 64, 128, 64, 64, 128, 64, 64, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(66048), false, "i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {64, 64, 128, 64, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(229632), false, "i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb", "i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {64, 64, 128, 64, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {64, 64, 128, 64, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "i8nhwc90_t64x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
+    {64, 64, 128, 64, 64, 128, 64, 64, 32, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 16, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "i8nhwc90_t64x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", "i8nhwc90_t64x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb", Family::kI8_NHWC_SM90},
 };
 
 /// Index into kConfigs_i8nhwc90 of the config predicted fastest for this conv2d fprop problem
@@ -4653,6 +4656,2015 @@ constexpr const char* name_i8nhwc90(int index) noexcept {
 /// Row of kConfigs_i8nhwc90, or nullptr if index is not a config index.
 constexpr const KernelConfig* config_i8nhwc90(int index) noexcept {
   return index >= 0 && index < kNumConfigs_i8nhwc90 ? &kConfigs_i8nhwc90[index] : nullptr;
+}
+
+// ---- choice f16nhwc+f16nhwc90: one model choosing across the kernels of f16nhwc, f16nhwc90 (CUTLASS 2.x/3.x) for the same tensors (fp16_nhwc); C and K multiples of 8
+// sweep h200.parquet+h200-nets.parquet+h200-sm90.parquet+h200-sm90-nets.parquet+h200-sm90-i8.parquet+h200-sm90-i8-nets.parquet sha256 1597efc38760afb2b133fa9700a1455a7251c7694c61e352424e82343a11eb7a
+// model h200-f16nhwc+f16nhwc90.tree.json sha256 218a65263c142135e5af93875698b2bd7e30fd115e2a975ff239b68539d84528
+// portfolio k=56, max_depth=16, min_samples_leaf=32, weighting=expand; tree depth 16, 455 leaves
+// cross-validated picked/oracle geomean 0.9587, P10 0.8741, worst 0.5098, exact 46.6% over 2248 shapes
+
+inline constexpr std::int64_t kTrainedSms_f16nhwc_f16nhwc90 = INT64_C(132);
+inline constexpr int kChannelMultiple_f16nhwc_f16nhwc90 = 8;
+inline constexpr int kNumConfigs_f16nhwc_f16nhwc90 = 56;
+inline constexpr KernelConfig kConfigs_f16nhwc_f16nhwc90[kNumConfigs_f16nhwc_f16nhwc90] = {
+    {128, 128, 64, 128, 128, 64, 64, 128, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 192, 64, 128, 192, 64, 64, 192, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 192, 64, 128, 192, 64, 64, 192, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 64, 64, 128, 64, 64, 64, 64, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(221440), false, "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 64, 64, 128, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {256, 64, 64, 256, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {256, 64, 64, 256, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {256, 96, 64, 256, 96, 64, 64, 96, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(180736), false, "f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {256, 96, 64, 256, 96, 64, 64, 96, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(180736), false, "f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 128, 64, 64, 128, 64, 64, 128, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(98816), false, "f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 128, 64, 64, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 128, 64, 64, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 128, 64, 64, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(197120), false, "f16nhwc90_t64x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 256, 64, 64, 256, 64, 64, 256, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(205312), false, "f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 64, 64, 64, 64, 64, 64, 64, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(66048), false, "f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kNoSmemWarpSpecialized, INT64_C(229632), false, "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 2, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {64, 64, 64, 64, 64, 64, 64, 64, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, INT64_C(213504), false, "f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", "f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb", Family::kF16_NHWC_SM90},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 128, 32, 64, 64, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(65536), true, "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 256, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t128x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 64, 32, 64, 32, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 64, 32, 64, 32, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x32x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {128, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "f16nhwc_t128x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t128x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 128, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t256x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {256, 64, 32, 64, 64, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t256x64x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 128, 32, 32, 64, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 128, 32, 32, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(36864), true, "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 128, 64, 32, 64, 64, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 128, 64, 32, 64, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(73728), true, "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 256, 32, 64, 64, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(61440), true, "f16nhwc_t64x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 32, 32, 32, 32, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(12288), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 32, 32, 32, 32, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(18432), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 32, 32, 32, 32, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x32x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kSerial, 4, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(81920), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial4_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(16384), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(24576), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 32, 32, 32, 32, 16, 8, 16, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 64, 32, 32, 64, 16, 8, 16, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(32768), true, "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+    {64, 64, 64, 32, 32, 64, 16, 8, 16, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, INT64_C(49152), true, "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb", "f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_a8x8x8_lincomb", Family::kFP16_NHWC},
+};
+
+/// Index into kConfigs_f16nhwc_f16nhwc90 of the config predicted fastest for this conv2d fprop problem
+/// (NCHW sizes, filter K x C x R x S, square stride / pad / dilation, `sms` SMs available), or
+/// kInvalidShape (an argument outside its limits, or an empty output) or kUnsupportedShape
+/// (C or K not a multiple of 8).  Defined for every int64 input; usable in constant expressions.
+constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t K, std::int64_t R, std::int64_t S, std::int64_t stride, std::int64_t pad, std::int64_t dilation, std::int64_t sms = INT64_C(132)) noexcept {
+  if (N < INT64_C(1) || N > INT64_C(65536)) return kInvalidShape;
+  if (C < INT64_C(1) || C > INT64_C(65536)) return kInvalidShape;
+  if (H < INT64_C(1) || H > INT64_C(65536)) return kInvalidShape;
+  if (W < INT64_C(1) || W > INT64_C(65536)) return kInvalidShape;
+  if (K < INT64_C(1) || K > INT64_C(65536)) return kInvalidShape;
+  if (R < INT64_C(1) || R > INT64_C(1024)) return kInvalidShape;
+  if (S < INT64_C(1) || S > INT64_C(1024)) return kInvalidShape;
+  if (stride < INT64_C(1) || stride > INT64_C(1024)) return kInvalidShape;
+  if (pad < INT64_C(0) || pad > INT64_C(1024)) return kInvalidShape;
+  if (dilation < INT64_C(1) || dilation > INT64_C(1024)) return kInvalidShape;
+  if (sms < INT64_C(1) || sms > INT64_C(4096)) return kInvalidShape;
+  if (H + 2 * pad - dilation * (R - 1) - 1 < 0) return kInvalidShape;
+  if (W + 2 * pad - dilation * (S - 1) - 1 < 0) return kInvalidShape;
+  if (C % INT64_C(8) != 0 || K % INT64_C(8) != 0) return kUnsupportedShape;
+  const std::int64_t P = (((((H + (INT64_C(2) * pad)) - (dilation * (R - INT64_C(1)))) - INT64_C(1)) / stride) + INT64_C(1));
+  const std::int64_t Q = (((((W + (INT64_C(2) * pad)) - (dilation * (S - INT64_C(1)))) - INT64_C(1)) / stride) + INT64_C(1));
+  const std::int64_t gemm_m = ((N * P) * Q);
+  const std::int64_t gemm_n = K;
+  const std::int64_t gemm_k = ((C * R) * S);
+  const std::int64_t f_N = N;
+  const std::int64_t f_C = C;
+  const std::int64_t f_H = H;
+  const std::int64_t f_W = W;
+  const std::int64_t f_K = K;
+  const std::int64_t f_R = R;
+  const std::int64_t f_S = S;
+  const std::int64_t f_stride = stride;
+  const std::int64_t f_pad = pad;
+  const std::int64_t f_dilation = dilation;
+  const std::int64_t f_P = P;
+  const std::int64_t f_Q = Q;
+  const std::int64_t f_gemm_m = gemm_m;
+  const std::int64_t f_gemm_n = gemm_n;
+  const std::int64_t f_gemm_k = gemm_k;
+  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
+  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+  const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+  const std::int64_t f_sms = sms;
+  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+  const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
+  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+  const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
+  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+  const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+  static_cast<void>(f_N);
+  static_cast<void>(f_C);
+  static_cast<void>(f_H);
+  static_cast<void>(f_W);
+  static_cast<void>(f_K);
+  static_cast<void>(f_R);
+  static_cast<void>(f_S);
+  static_cast<void>(f_stride);
+  static_cast<void>(f_pad);
+  static_cast<void>(f_dilation);
+  static_cast<void>(f_P);
+  static_cast<void>(f_Q);
+  static_cast<void>(f_gemm_m);
+  static_cast<void>(f_gemm_n);
+  static_cast<void>(f_gemm_k);
+  static_cast<void>(f_k_iters_64);
+  static_cast<void>(f_ctas_64x64);
+  static_cast<void>(f_ctas_128x64);
+  static_cast<void>(f_ctas_64x128);
+  static_cast<void>(f_ctas_128x128);
+  static_cast<void>(f_ctas_256x128);
+  static_cast<void>(f_waves_128x128);
+  static_cast<void>(f_waves_64x64);
+  static_cast<void>(f_tail_128x128);
+  static_cast<void>(f_tail_64x64);
+  static_cast<void>(f_sms);
+  static_cast<void>(f_ctas_128x256);
+  static_cast<void>(f_tail_128x256);
+  static_cast<void>(f_waves_128x256);
+  static_cast<void>(f_tail_256x128);
+  static_cast<void>(f_waves_256x128);
+  static_cast<void>(f_ctas_64x256);
+  static_cast<void>(f_tail_64x256);
+  static_cast<void>(f_waves_64x256);
+  static_cast<void>(f_ctas_256x64);
+  static_cast<void>(f_tail_256x64);
+  static_cast<void>(f_waves_256x64);
+  static_cast<void>(f_nwaste_64);
+  static_cast<void>(f_nwaste_128);
+  static_cast<void>(f_nwaste_256);
+  static_cast<void>(f_mwaste_64);
+  static_cast<void>(f_mwaste_128);
+  static_cast<void>(f_mwaste_256);
+  static_cast<void>(f_kwaste_64);
+  if (f_ctas_256x128 <= INT64_C(32)) {
+    if (f_gemm_k <= INT64_C(356)) {
+      if (f_gemm_k <= INT64_C(140)) {
+        if (f_mwaste_64 <= INT64_C(812)) {
+          if (f_ctas_128x64 <= INT64_C(73)) {
+            if (f_N <= INT64_C(3)) {
+              if (f_stride <= INT64_C(1)) {
+                if (f_tail_256x64 <= INT64_C(41)) {
+                  if (f_C <= INT64_C(84)) {
+                    if (f_W <= INT64_C(24)) {
+                      if (f_gemm_n <= INT64_C(188)) {
+                        if (f_nwaste_64 <= INT64_C(20)) {
+                          return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        } else {
+                          return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    } else {
+                      return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_W <= INT64_C(60)) {
+                    if (f_C <= INT64_C(116)) {
+                      if (f_gemm_n <= INT64_C(124)) {
+                        if (f_nwaste_128 <= INT64_C(343)) {
+                          return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        } else {
+                          if (f_nwaste_256 <= INT64_C(859)) {
+                            return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                          } else {
+                            return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                          }
+                        }
+                      } else {
+                        if (f_ctas_128x64 <= INT64_C(27)) {
+                          if (f_C <= INT64_C(56)) {
+                            return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                          } else {
+                            return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                          }
+                        } else {
+                          return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        }
+                      }
+                    } else {
+                      return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                }
+              } else {
+                if (f_nwaste_128 <= INT64_C(31)) {
+                  if (f_ctas_256x128 <= INT64_C(14)) {
+                    return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                  } else {
+                    return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_mwaste_64 <= INT64_C(47)) {
+                    return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    if (f_gemm_k <= INT64_C(40)) {
+                      return 41;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    } else {
+                      return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  }
+                }
+              }
+            } else {
+              if (f_gemm_k <= INT64_C(116)) {
+                if (f_stride <= INT64_C(1)) {
+                  if (f_gemm_m <= INT64_C(160)) {
+                    if (f_kwaste_64 <= INT64_C(468)) {
+                      if (f_C <= INT64_C(68)) {
+                        return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    } else {
+                      return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  } else {
+                    if (f_ctas_64x64 <= INT64_C(49)) {
+                      return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    } else {
+                      if (f_C <= INT64_C(68)) {
+                        return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    }
+                  }
+                } else {
+                  if (f_mwaste_256 <= INT64_C(116)) {
+                    return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    if (f_C <= INT64_C(48)) {
+                      return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                    } else {
+                      return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  }
+                }
+              } else {
+                if (f_nwaste_64 <= INT64_C(31)) {
+                  return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                } else {
+                  if (f_gemm_n <= INT64_C(36)) {
+                    return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                }
+              }
+            }
+          } else {
+            if (f_P <= INT64_C(49)) {
+              if (f_kwaste_64 <= INT64_C(312)) {
+                return 43;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              } else {
+                return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              }
+            } else {
+              if (f_gemm_n <= INT64_C(168)) {
+                return 41;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              } else {
+                return 42;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              }
+            }
+          }
+        } else {
+          if (f_N <= INT64_C(4)) {
+            if (f_C <= INT64_C(84)) {
+              if (f_C <= INT64_C(44)) {
+                if (f_gemm_k <= INT64_C(28)) {
+                  return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                } else {
+                  return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                }
+              } else {
+                return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              }
+            } else {
+              return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+            }
+          } else {
+            if (f_C <= INT64_C(56)) {
+              if (f_gemm_n <= INT64_C(40)) {
+                return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              } else {
+                return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              }
+            } else {
+              return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+            }
+          }
+        }
+      } else {
+        if (f_ctas_64x64 <= INT64_C(137)) {
+          if (f_N <= INT64_C(1)) {
+            if (f_R <= INT64_C(2)) {
+              if (f_k_iters_64 <= INT64_C(3)) {
+                if (f_gemm_m <= INT64_C(573)) {
+                  if (f_ctas_64x256 <= INT64_C(6)) {
+                    return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 48;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_tail_64x64 <= INT64_C(283)) {
+                    if (f_C <= INT64_C(176)) {
+                      return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    } else {
+                      return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  } else {
+                    if (f_tail_64x256 <= INT64_C(367)) {
+                      return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    } else {
+                      return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  }
+                }
+              } else {
+                if (f_C <= INT64_C(300)) {
+                  if (f_stride <= INT64_C(1)) {
+                    if (f_ctas_128x64 <= INT64_C(14)) {
+                      if (f_ctas_256x64 <= INT64_C(3)) {
+                        if (f_P <= INT64_C(7)) {
+                          return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        } else {
+                          if (f_kwaste_64 <= INT64_C(46)) {
+                            return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                          } else {
+                            return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                          }
+                        }
+                      } else {
+                        if (f_kwaste_64 <= INT64_C(31)) {
+                          return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        } else {
+                          return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        }
+                      }
+                    } else {
+                      if (f_ctas_256x64 <= INT64_C(15)) {
+                        return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        if (f_ctas_128x256 <= INT64_C(13)) {
+                          return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        } else {
+                          return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        }
+                      }
+                    }
+                  } else {
+                    return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_nwaste_64 <= INT64_C(4)) {
+                    return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                  }
+                }
+              }
+            } else {
+              if (f_nwaste_256 <= INT64_C(492)) {
+                if (f_gemm_m <= INT64_C(92)) {
+                  return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                } else {
+                  return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                }
+              } else {
+                if (f_mwaste_64 <= INT64_C(53)) {
+                  return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                } else {
+                  return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                }
+              }
+            }
+          } else {
+            if (f_R <= INT64_C(2)) {
+              if (f_N <= INT64_C(20)) {
+                if (f_gemm_k <= INT64_C(248)) {
+                  if (f_K <= INT64_C(36)) {
+                    return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    if (f_ctas_128x128 <= INT64_C(34)) {
+                      if (f_ctas_256x64 <= INT64_C(14)) {
+                        if (f_kwaste_64 <= INT64_C(93)) {
+                          return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        } else {
+                          return 48;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    } else {
+                      return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  }
+                } else {
+                  if (f_ctas_256x128 <= INT64_C(8)) {
+                    if (f_nwaste_128 <= INT64_C(312)) {
+                      if (f_mwaste_256 <= INT64_C(226)) {
+                        return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    } else {
+                      if (f_C <= INT64_C(276)) {
+                        return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                      }
+                    }
+                  } else {
+                    return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                  }
+                }
+              } else {
+                if (f_nwaste_256 <= INT64_C(827)) {
+                  if (f_gemm_k <= INT64_C(216)) {
+                    return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  } else {
+                    return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                }
+              }
+            } else {
+              if (f_tail_256x128 <= INT64_C(136)) {
+                if (f_nwaste_64 <= INT64_C(218)) {
+                  if (f_nwaste_128 <= INT64_C(78)) {
+                    return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    if (f_tail_64x64 <= INT64_C(200)) {
+                      return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    } else {
+                      return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  }
+                } else {
+                  if (f_mwaste_128 <= INT64_C(21)) {
+                    return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                  }
+                }
+              } else {
+                if (f_gemm_n <= INT64_C(56)) {
+                  return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                } else {
+                  return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                }
+              }
+            }
+          }
+        } else {
+          if (f_C <= INT64_C(96)) {
+            return 32;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+          } else {
+            if (f_H <= INT64_C(26)) {
+              if (f_P <= INT64_C(13)) {
+                return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+              } else {
+                if (f_K <= INT64_C(104)) {
+                  return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                } else {
+                  if (f_kwaste_64 <= INT64_C(41)) {
+                    return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  } else {
+                    return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                }
+              }
+            } else {
+              if (f_tail_256x64 <= INT64_C(385)) {
+                if (f_C <= INT64_C(272)) {
+                  if (f_nwaste_128 <= INT64_C(78)) {
+                    return 42;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 44;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                } else {
+                  return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                return 0;  // f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb
+              }
+            }
+          }
+        }
+      }
+    } else {
+      if (f_waves_64x64 <= INT64_C(1)) {
+        if (f_k_iters_64 <= INT64_C(18)) {
+          if (f_gemm_k <= INT64_C(656)) {
+            if (f_N <= INT64_C(1)) {
+              if (f_W <= INT64_C(33)) {
+                if (f_gemm_k <= INT64_C(492)) {
+                  if (f_S <= INT64_C(2)) {
+                    if (f_ctas_64x256 <= INT64_C(14)) {
+                      if (f_nwaste_128 <= INT64_C(38)) {
+                        return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        if (f_nwaste_128 <= INT64_C(203)) {
+                          return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                        } else {
+                          if (f_k_iters_64 <= INT64_C(7)) {
+                            return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                          } else {
+                            return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                          }
+                        }
+                      }
+                    } else {
+                      return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_mwaste_64 <= INT64_C(226)) {
+                    if (f_mwaste_128 <= INT64_C(112)) {
+                      if (f_ctas_64x256 <= INT64_C(7)) {
+                        return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                      } else {
+                        return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    } else {
+                      if (f_mwaste_64 <= INT64_C(82)) {
+                        return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                      }
+                    }
+                  } else {
+                    if (f_gemm_k <= INT64_C(560)) {
+                      if (f_ctas_128x128 <= INT64_C(10)) {
+                        if (f_tail_128x128 <= INT64_C(11)) {
+                          return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        } else {
+                          return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                      }
+                    } else {
+                      if (f_ctas_128x64 <= INT64_C(2)) {
+                        return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                      }
+                    }
+                  }
+                }
+              } else {
+                if (f_ctas_128x64 <= INT64_C(36)) {
+                  if (f_ctas_64x64 <= INT64_C(36)) {
+                    if (f_H <= INT64_C(45)) {
+                      return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                    } else {
+                      return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                  }
+                } else {
+                  return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              }
+            } else {
+              if (f_R <= INT64_C(4)) {
+                if (f_ctas_256x128 <= INT64_C(16)) {
+                  if (f_N <= INT64_C(24)) {
+                    if (f_ctas_64x128 <= INT64_C(36)) {
+                      if (f_gemm_k <= INT64_C(492)) {
+                        return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                      } else {
+                        if (f_N <= INT64_C(6)) {
+                          return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                        } else {
+                          if (f_tail_256x64 <= INT64_C(67)) {
+                            return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                          } else {
+                            if (f_nwaste_64 <= INT64_C(25)) {
+                              return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                            } else {
+                              return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_ctas_128x128 <= INT64_C(29)) {
+                        if (f_kwaste_64 <= INT64_C(48)) {
+                          if (f_W <= INT64_C(16)) {
+                            return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          } else {
+                            return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                          }
+                        } else {
+                          return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                      }
+                    }
+                  } else {
+                    if (f_ctas_128x256 <= INT64_C(7)) {
+                      return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    } else {
+                      if (f_gemm_k <= INT64_C(560)) {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  }
+                } else {
+                  if (f_nwaste_128 <= INT64_C(656)) {
+                    return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  } else {
+                    return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                  }
+                }
+              } else {
+                return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              }
+            }
+          } else {
+            if (f_gemm_m <= INT64_C(3252)) {
+              if (f_tail_256x64 <= INT64_C(49)) {
+                if (f_P <= INT64_C(6)) {
+                  if (f_mwaste_256 <= INT64_C(919)) {
+                    return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  } else {
+                    return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_ctas_64x128 <= INT64_C(5)) {
+                    if (f_gemm_k <= INT64_C(848)) {
+                      return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                    } else {
+                      if (f_C <= INT64_C(112)) {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        if (f_nwaste_128 <= INT64_C(83)) {
+                          return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                        } else {
+                          if (f_gemm_n <= INT64_C(176)) {
+                            return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                          } else {
+                            return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_mwaste_256 <= INT64_C(264)) {
+                      if (f_gemm_n <= INT64_C(240)) {
+                        if (f_nwaste_128 <= INT64_C(218)) {
+                          if (f_kwaste_64 <= INT64_C(32)) {
+                            if (f_C <= INT64_C(864)) {
+                              return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                            } else {
+                              return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                            }
+                          } else {
+                            return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          }
+                        } else {
+                          if (f_nwaste_64 <= INT64_C(62)) {
+                            return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          } else {
+                            if (f_ctas_64x64 <= INT64_C(10)) {
+                              return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                            } else {
+                              return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                            }
+                          }
+                        }
+                      } else {
+                        return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                      }
+                    } else {
+                      return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                    }
+                  }
+                }
+              } else {
+                if (f_C <= INT64_C(104)) {
+                  if (f_nwaste_64 <= INT64_C(270)) {
+                    if (f_tail_128x128 <= INT64_C(132)) {
+                      return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      if (f_ctas_128x64 <= INT64_C(41)) {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  } else {
+                    return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_ctas_64x64 <= INT64_C(68)) {
+                    if (f_N <= INT64_C(20)) {
+                      if (f_gemm_m <= INT64_C(2592)) {
+                        if (f_mwaste_256 <= INT64_C(433)) {
+                          if (f_gemm_k <= INT64_C(944)) {
+                            if (f_nwaste_256 <= INT64_C(304)) {
+                              return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                            } else {
+                              if (f_C <= INT64_C(752)) {
+                                if (f_nwaste_64 <= INT64_C(62)) {
+                                  return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                                } else {
+                                  return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                                }
+                              } else {
+                                if (f_gemm_k <= INT64_C(816)) {
+                                  return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                                } else {
+                                  return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                                }
+                              }
+                            }
+                          } else {
+                            if (f_tail_128x256 <= INT64_C(75)) {
+                              if (f_mwaste_64 <= INT64_C(28)) {
+                                return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                              } else {
+                                if (f_ctas_128x64 <= INT64_C(15)) {
+                                  return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                                } else {
+                                  return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                                }
+                              }
+                            } else {
+                              if (f_Q <= INT64_C(17)) {
+                                return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                              } else {
+                                return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                              }
+                            }
+                          }
+                        } else {
+                          return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    } else {
+                      if (f_tail_256x64 <= INT64_C(56)) {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        if (f_gemm_k <= INT64_C(816)) {
+                          return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          if (f_Q <= INT64_C(6)) {
+                            return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                          } else {
+                            return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_gemm_k <= INT64_C(820)) {
+                      return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      if (f_nwaste_64 <= INT64_C(4)) {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        if (f_gemm_n <= INT64_C(192)) {
+                          return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            } else {
+              if (f_C <= INT64_C(104)) {
+                return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              } else {
+                return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+              }
+            }
+          }
+        } else {
+          if (f_gemm_m <= INT64_C(2312)) {
+            if (f_C <= INT64_C(36)) {
+              return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
+            } else {
+              if (f_nwaste_64 <= INT64_C(14)) {
+                if (f_gemm_m <= INT64_C(156)) {
+                  if (f_gemm_k <= INT64_C(2176)) {
+                    if (f_C <= INT64_C(1464)) {
+                      if (f_k_iters_64 <= INT64_C(21)) {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        if (f_k_iters_64 <= INT64_C(25)) {
+                          return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        }
+                      }
+                    } else {
+                      if (f_mwaste_256 <= INT64_C(841)) {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        if (f_nwaste_256 <= INT64_C(375)) {
+                          return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_k_iters_64 <= INT64_C(49)) {
+                      if (f_mwaste_256 <= INT64_C(681)) {
+                        return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    } else {
+                      return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                } else {
+                  if (f_tail_64x64 <= INT64_C(480)) {
+                    if (f_gemm_k <= INT64_C(2448)) {
+                      if (f_C <= INT64_C(176)) {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        if (f_k_iters_64 <= INT64_C(29)) {
+                          return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          if (f_tail_256x64 <= INT64_C(37)) {
+                            return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          } else {
+                            if (f_ctas_128x64 <= INT64_C(22)) {
+                              return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                            } else {
+                              if (f_C <= INT64_C(1152)) {
+                                return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                              } else {
+                                return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                              }
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_ctas_64x128 <= INT64_C(26)) {
+                        return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  } else {
+                    if (f_mwaste_128 <= INT64_C(131)) {
+                      if (f_kwaste_64 <= INT64_C(5)) {
+                        if (f_nwaste_128 <= INT64_C(83)) {
+                          if (f_ctas_256x64 <= INT64_C(18)) {
+                            return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          } else {
+                            if (f_gemm_m <= INT64_C(1668)) {
+                              if (f_C <= INT64_C(384)) {
+                                return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                              } else {
+                                return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                              }
+                            } else {
+                              return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                            }
+                          }
+                        } else {
+                          if (f_tail_256x128 <= INT64_C(113)) {
+                            return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          } else {
+                            return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          }
+                        }
+                      } else {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    } else {
+                      return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                }
+              } else {
+                if (f_nwaste_64 <= INT64_C(88)) {
+                  if (f_ctas_128x64 <= INT64_C(12)) {
+                    return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  } else {
+                    if (f_C <= INT64_C(244)) {
+                      return 18;  // f16nhwc90_t64x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                } else {
+                  if (f_P <= INT64_C(8)) {
+                    if (f_tail_256x64 <= INT64_C(37)) {
+                      if (f_mwaste_128 <= INT64_C(312)) {
+                        if (f_Q <= INT64_C(6)) {
+                          return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                        }
+                      } else {
+                        if (f_k_iters_64 <= INT64_C(117)) {
+                          if (f_N <= INT64_C(1)) {
+                            if (f_nwaste_64 <= INT64_C(562)) {
+                              return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                            } else {
+                              return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                            }
+                          } else {
+                            if (f_nwaste_64 <= INT64_C(500)) {
+                              return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                            } else {
+                              return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                            }
+                          }
+                        } else {
+                          return 49;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial4_a8x8x8_lincomb
+                        }
+                      }
+                    } else {
+                      return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  } else {
+                    if (f_kwaste_64 <= INT64_C(9)) {
+                      if (f_nwaste_256 <= INT64_C(515)) {
+                        return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        if (f_kwaste_64 <= INT64_C(0)) {
+                          if (f_H <= INT64_C(32)) {
+                            return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                          } else {
+                            return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          }
+                        } else {
+                          if (f_C <= INT64_C(304)) {
+                            return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          } else {
+                            if (f_mwaste_128 <= INT64_C(103)) {
+                              return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                            } else {
+                              return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_k_iters_64 <= INT64_C(30)) {
+                        return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          } else {
+            if (f_ctas_128x128 <= INT64_C(53)) {
+              if (f_nwaste_128 <= INT64_C(437)) {
+                return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+              } else {
+                if (f_ctas_64x128 <= INT64_C(59)) {
+                  if (f_gemm_n <= INT64_C(44)) {
+                    return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                  } else {
+                    return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_P <= INT64_C(22)) {
+                    return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                  } else {
+                    return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                }
+              }
+            } else {
+              return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+            }
+          }
+        }
+      } else {
+        if (f_gemm_n <= INT64_C(132)) {
+          if (f_S <= INT64_C(2)) {
+            if (f_kwaste_64 <= INT64_C(34)) {
+              if (f_P <= INT64_C(19)) {
+                if (f_k_iters_64 <= INT64_C(10)) {
+                  if (f_k_iters_64 <= INT64_C(7)) {
+                    return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  } else {
+                    if (f_nwaste_256 <= INT64_C(531)) {
+                      return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                } else {
+                  return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+              }
+            } else {
+              if (f_C <= INT64_C(504)) {
+                if (f_gemm_n <= INT64_C(120)) {
+                  return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                } else {
+                  return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+              }
+            }
+          } else {
+            if (f_kwaste_64 <= INT64_C(2)) {
+              if (f_C <= INT64_C(192)) {
+                return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+              } else {
+                return 9;  // f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+              }
+            } else {
+              return 18;  // f16nhwc90_t64x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+            }
+          }
+        } else {
+          if (f_ctas_64x64 <= INT64_C(198)) {
+            if (f_k_iters_64 <= INT64_C(19)) {
+              if (f_nwaste_64 <= INT64_C(48)) {
+                if (f_gemm_k <= INT64_C(1088)) {
+                  if (f_gemm_k <= INT64_C(720)) {
+                    if (f_C <= INT64_C(408)) {
+                      return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                if (f_C <= INT64_C(624)) {
+                  return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                } else {
+                  return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              }
+            } else {
+              if (f_nwaste_128 <= INT64_C(99)) {
+                if (f_nwaste_256 <= INT64_C(2)) {
+                  return 17;  // f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                } else {
+                  return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                if (f_ctas_64x256 <= INT64_C(55)) {
+                  return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                } else {
+                  return 9;  // f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              }
+            }
+          } else {
+            if (f_k_iters_64 <= INT64_C(27)) {
+              if (f_gemm_k <= INT64_C(664)) {
+                return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+              } else {
+                if (f_nwaste_256 <= INT64_C(46)) {
+                  return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                } else {
+                  return 9;  // f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              }
+            } else {
+              if (f_tail_256x64 <= INT64_C(439)) {
+                if (f_ctas_128x256 <= INT64_C(26)) {
+                  return 17;  // f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                } else {
+                  return 9;  // f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+              }
+            }
+          }
+        }
+      }
+    }
+  } else {
+    if (f_gemm_n <= INT64_C(108)) {
+      if (f_nwaste_128 <= INT64_C(468)) {
+        if (f_C <= INT64_C(40)) {
+          if (f_gemm_k <= INT64_C(124)) {
+            return 25;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+          } else {
+            if (f_tail_64x64 <= INT64_C(848)) {
+              return 26;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+            } else {
+              return 28;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
+            }
+          }
+        } else {
+          if (f_gemm_k <= INT64_C(408)) {
+            if (f_C <= INT64_C(112)) {
+              return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+            } else {
+              if (f_ctas_256x64 <= INT64_C(157)) {
+                return 0;  // f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb
+              } else {
+                if (f_tail_256x64 <= INT64_C(696)) {
+                  return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                } else {
+                  return 14;  // f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              }
+            }
+          } else {
+            if (f_tail_256x128 <= INT64_C(518)) {
+              if (f_gemm_k <= INT64_C(720)) {
+                if (f_k_iters_64 <= INT64_C(8)) {
+                  return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                } else {
+                  return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                if (f_mwaste_64 <= INT64_C(1)) {
+                  return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                } else {
+                  return 3;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              }
+            } else {
+              return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+            }
+          }
+        }
+      } else {
+        if (f_gemm_k <= INT64_C(228)) {
+          if (f_gemm_n <= INT64_C(36)) {
+            if (f_pad <= INT64_C(0)) {
+              if (f_W <= INT64_C(75)) {
+                if (f_ctas_128x256 <= INT64_C(485)) {
+                  if (f_ctas_256x128 <= INT64_C(79)) {
+                    return 7;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                  } else {
+                    if (f_kwaste_64 <= INT64_C(187)) {
+                      if (f_ctas_256x64 <= INT64_C(122)) {
+                        if (f_P <= INT64_C(41)) {
+                          return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    } else {
+                      return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  }
+                } else {
+                  if (f_k_iters_64 <= INT64_C(1)) {
+                    return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    if (f_gemm_k <= INT64_C(112)) {
+                      return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    } else {
+                      return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                }
+              } else {
+                if (f_waves_64x64 <= INT64_C(6)) {
+                  return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                } else {
+                  if (f_kwaste_64 <= INT64_C(187)) {
+                    if (f_ctas_128x256 <= INT64_C(2592)) {
+                      return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    } else {
+                      return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                }
+              }
+            } else {
+              return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+            }
+          } else {
+            if (f_k_iters_64 <= INT64_C(1)) {
+              if (f_kwaste_64 <= INT64_C(562)) {
+                if (f_ctas_256x64 <= INT64_C(82)) {
+                  return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                } else {
+                  if (f_gemm_k <= INT64_C(56)) {
+                    if (f_N <= INT64_C(20)) {
+                      return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    } else {
+                      return 32;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  } else {
+                    if (f_ctas_64x128 <= INT64_C(2656)) {
+                      return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    } else {
+                      if (f_gemm_m <= INT64_C(794688)) {
+                        if (f_ctas_128x256 <= INT64_C(3748)) {
+                          return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 34;  // f16nhwc_t128x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 34;  // f16nhwc_t128x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    }
+                  }
+                }
+              } else {
+                if (f_ctas_64x64 <= INT64_C(1246)) {
+                  return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                } else {
+                  if (f_ctas_128x256 <= INT64_C(1703)) {
+                    return 36;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 38;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                }
+              }
+            } else {
+              if (f_S <= INT64_C(2)) {
+                if (f_waves_64x64 <= INT64_C(2)) {
+                  if (f_W <= INT64_C(36)) {
+                    return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  } else {
+                    return 33;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_kwaste_64 <= INT64_C(31)) {
+                    if (f_k_iters_64 <= INT64_C(2)) {
+                      return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    }
+                  } else {
+                    if (f_tail_128x256 <= INT64_C(499)) {
+                      if (f_nwaste_64 <= INT64_C(312)) {
+                        return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    } else {
+                      if (f_ctas_128x128 <= INT64_C(648)) {
+                        return 38;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        return 36;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    }
+                  }
+                }
+              } else {
+                return 39;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
+              }
+            }
+          }
+        } else {
+          if (f_nwaste_256 <= INT64_C(859)) {
+            if (f_C <= INT64_C(40)) {
+              if (f_ctas_64x128 <= INT64_C(708)) {
+                return 32;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              } else {
+                if (f_stride <= INT64_C(1)) {
+                  if (f_waves_256x128 <= INT64_C(11)) {
+                    return 37;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 38;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_ctas_256x128 <= INT64_C(1280)) {
+                    return 37;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 40;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                }
+              }
+            } else {
+              if (f_ctas_256x128 <= INT64_C(89)) {
+                if (f_k_iters_64 <= INT64_C(14)) {
+                  if (f_ctas_128x128 <= INT64_C(130)) {
+                    if (f_kwaste_64 <= INT64_C(7)) {
+                      if (f_gemm_k <= INT64_C(448)) {
+                        if (f_k_iters_64 <= INT64_C(5)) {
+                          return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    } else {
+                      return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                if (f_gemm_k <= INT64_C(292)) {
+                  if (f_ctas_128x64 <= INT64_C(408)) {
+                    return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  } else {
+                    if (f_ctas_256x128 <= INT64_C(460)) {
+                      return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    } else {
+                      if (f_ctas_64x256 <= INT64_C(7625)) {
+                        return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  }
+                } else {
+                  if (f_gemm_k <= INT64_C(928)) {
+                    if (f_ctas_256x64 <= INT64_C(452)) {
+                      if (f_waves_64x256 <= INT64_C(3)) {
+                        return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      } else {
+                        if (f_kwaste_64 <= INT64_C(17)) {
+                          return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 12;  // f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        }
+                      }
+                    } else {
+                      if (f_gemm_k <= INT64_C(504)) {
+                        return 36;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  } else {
+                    if (f_C <= INT64_C(292)) {
+                      if (f_waves_64x256 <= INT64_C(7)) {
+                        return 11;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        if (f_P <= INT64_C(192)) {
+                          return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 11;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        }
+                      }
+                    } else {
+                      return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                }
+              }
+            }
+          } else {
+            if (f_kwaste_64 <= INT64_C(30)) {
+              if (f_ctas_128x128 <= INT64_C(107)) {
+                if (f_W <= INT64_C(65)) {
+                  return 10;  // f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                } else {
+                  return 7;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
+                }
+              } else {
+                if (f_k_iters_64 <= INT64_C(6)) {
+                  return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                } else {
+                  if (f_C <= INT64_C(848)) {
+                    if (f_tail_64x256 <= INT64_C(954)) {
+                      if (f_N <= INT64_C(80)) {
+                        if (f_mwaste_256 <= INT64_C(1)) {
+                          return 12;  // f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 12;  // f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    } else {
+                      return 12;  // f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 10;  // f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                }
+              }
+            } else {
+              if (f_k_iters_64 <= INT64_C(5)) {
+                return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              } else {
+                if (f_ctas_128x256 <= INT64_C(624)) {
+                  return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                } else {
+                  if (f_gemm_k <= INT64_C(756)) {
+                    return 39;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    } else {
+      if (f_gemm_k <= INT64_C(404)) {
+        if (f_C <= INT64_C(176)) {
+          if (f_C <= INT64_C(56)) {
+            if (f_kwaste_64 <= INT64_C(203)) {
+              if (f_nwaste_256 <= INT64_C(382)) {
+                if (f_ctas_256x64 <= INT64_C(145)) {
+                  return 28;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
+                } else {
+                  if (f_ctas_128x64 <= INT64_C(705)) {
+                    return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  } else {
+                    return 29;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                }
+              } else {
+                if (f_C <= INT64_C(28)) {
+                  return 36;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                } else {
+                  return 27;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
+                }
+              }
+            } else {
+              if (f_waves_256x64 <= INT64_C(7)) {
+                if (f_ctas_256x128 <= INT64_C(68)) {
+                  return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                } else {
+                  if (f_gemm_n <= INT64_C(136)) {
+                    if (f_P <= INT64_C(27)) {
+                      return 41;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    } else {
+                      if (f_gemm_k <= INT64_C(44)) {
+                        return 25;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        return 41;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    }
+                  } else {
+                    if (f_nwaste_256 <= INT64_C(3)) {
+                      if (f_C <= INT64_C(24)) {
+                        return 29;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        return 25;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      }
+                    } else {
+                      if (f_mwaste_256 <= INT64_C(1)) {
+                        if (f_nwaste_64 <= INT64_C(3)) {
+                          return 25;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        } else {
+                          return 41;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        }
+                      } else {
+                        if (f_gemm_m <= INT64_C(5565)) {
+                          return 41;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        } else {
+                          return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        }
+                      }
+                    }
+                  }
+                }
+              } else {
+                if (f_C <= INT64_C(28)) {
+                  if (f_nwaste_128 <= INT64_C(187)) {
+                    return 25;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 39;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_Q <= INT64_C(120)) {
+                    return 39;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 27;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                }
+              }
+            }
+          } else {
+            if (f_K <= INT64_C(144)) {
+              if (f_C <= INT64_C(100)) {
+                if (f_waves_256x128 <= INT64_C(7)) {
+                  if (f_gemm_k <= INT64_C(80)) {
+                    return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  } else {
+                    return 41;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                } else {
+                  return 26;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                }
+              } else {
+                if (f_kwaste_64 <= INT64_C(31)) {
+                  if (f_ctas_64x64 <= INT64_C(904)) {
+                    return 29;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  return 35;  // f16nhwc_t256x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                }
+              }
+            } else {
+              if (f_nwaste_256 <= INT64_C(31)) {
+                if (f_C <= INT64_C(112)) {
+                  if (f_ctas_256x64 <= INT64_C(452)) {
+                    return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  } else {
+                    if (f_waves_128x128 <= INT64_C(24)) {
+                      if (f_gemm_m <= INT64_C(19520)) {
+                        return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      } else {
+                        if (f_W <= INT64_C(84)) {
+                          return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 45;  // f16nhwc_t64x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                        }
+                      }
+                    } else {
+                      return 45;  // f16nhwc_t64x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                    }
+                  }
+                } else {
+                  if (f_ctas_256x128 <= INT64_C(1362)) {
+                    if (f_ctas_64x64 <= INT64_C(680)) {
+                      return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 28;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
+                  }
+                }
+              } else {
+                if (f_ctas_128x128 <= INT64_C(137)) {
+                  if (f_ctas_64x128 <= INT64_C(194)) {
+                    return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                  } else {
+                    if (f_kwaste_64 <= INT64_C(208)) {
+                      return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 11;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                } else {
+                  if (f_gemm_k <= INT64_C(108)) {
+                    if (f_K <= INT64_C(196)) {
+                      if (f_H <= INT64_C(44)) {
+                        return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      }
+                    } else {
+                      if (f_gemm_n <= INT64_C(272)) {
+                        return 31;  // f16nhwc_t128x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                      } else {
+                        if (f_nwaste_128 <= INT64_C(74)) {
+                          if (f_tail_256x128 <= INT64_C(662)) {
+                            return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          } else {
+                            return 29;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
+                          }
+                        } else {
+                          if (f_gemm_m <= INT64_C(13552)) {
+                            return 26;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                          } else {
+                            return 29;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_nwaste_256 <= INT64_C(179)) {
+                      if (f_N <= INT64_C(48)) {
+                        return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    } else {
+                      if (f_gemm_k <= INT64_C(148)) {
+                        if (f_ctas_128x128 <= INT64_C(161)) {
+                          return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        } else {
+          if (f_K <= INT64_C(160)) {
+            if (f_ctas_128x256 <= INT64_C(604)) {
+              if (f_kwaste_64 <= INT64_C(41)) {
+                return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+              } else {
+                return 35;  // f16nhwc_t256x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
+              }
+            } else {
+              return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+            }
+          } else {
+            if (f_ctas_64x128 <= INT64_C(253)) {
+              if (f_ctas_64x128 <= INT64_C(219)) {
+                if (f_C <= INT64_C(244)) {
+                  return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                } else {
+                  if (f_W <= INT64_C(13)) {
+                    return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  } else {
+                    return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                }
+              } else {
+                return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+              }
+            } else {
+              if (f_nwaste_256 <= INT64_C(161)) {
+                if (f_gemm_m <= INT64_C(82944)) {
+                  if (f_kwaste_64 <= INT64_C(15)) {
+                    if (f_nwaste_64 <= INT64_C(26)) {
+                      return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 14;  // f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+              }
+            }
+          }
+        }
+      } else {
+        if (f_nwaste_256 <= INT64_C(476)) {
+          if (f_nwaste_256 <= INT64_C(32)) {
+            if (f_k_iters_64 <= INT64_C(14)) {
+              if (f_gemm_m <= INT64_C(49668)) {
+                if (f_kwaste_64 <= INT64_C(36)) {
+                  if (f_ctas_256x128 <= INT64_C(228)) {
+                    if (f_tail_64x256 <= INT64_C(749)) {
+                      if (f_ctas_128x128 <= INT64_C(134)) {
+                        return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      }
+                    } else {
+                      if (f_nwaste_64 <= INT64_C(7)) {
+                        return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  } else {
+                    return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                if (f_gemm_n <= INT64_C(640)) {
+                  return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                } else {
+                  if (f_K <= INT64_C(1536)) {
+                    return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  } else {
+                    return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                }
+              }
+            } else {
+              if (f_ctas_128x128 <= INT64_C(716)) {
+                if (f_gemm_k <= INT64_C(1408)) {
+                  if (f_ctas_128x128 <= INT64_C(232)) {
+                    if (f_tail_64x256 <= INT64_C(749)) {
+                      if (f_ctas_128x128 <= INT64_C(117)) {
+                        if (f_pad <= INT64_C(0)) {
+                          return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        }
+                      } else {
+                        if (f_ctas_128x64 <= INT64_C(380)) {
+                          return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        }
+                      }
+                    } else {
+                      return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_tail_256x64 <= INT64_C(136)) {
+                    if (f_k_iters_64 <= INT64_C(54)) {
+                      return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  } else {
+                    if (f_ctas_64x64 <= INT64_C(478)) {
+                      return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      if (f_mwaste_256 <= INT64_C(4)) {
+                        if (f_k_iters_64 <= INT64_C(184)) {
+                          if (f_gemm_n <= INT64_C(384)) {
+                            if (f_waves_128x256 <= INT64_C(1)) {
+                              return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                            } else {
+                              if (f_waves_64x256 <= INT64_C(3)) {
+                                return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                              } else {
+                                return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                              }
+                            }
+                          } else {
+                            return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                          }
+                        } else {
+                          return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        }
+                      } else {
+                        if (f_mwaste_128 <= INT64_C(1)) {
+                          return 17;  // f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        }
+                      }
+                    }
+                  }
+                }
+              } else {
+                if (f_gemm_n <= INT64_C(384)) {
+                  if (f_C <= INT64_C(800)) {
+                    return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  } else {
+                    if (f_S <= INT64_C(2)) {
+                      return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                } else {
+                  if (f_gemm_k <= INT64_C(2176)) {
+                    if (f_gemm_m <= INT64_C(19376)) {
+                      return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      if (f_gemm_k <= INT64_C(1536)) {
+                        if (f_gemm_n <= INT64_C(1280)) {
+                          return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  } else {
+                    if (f_tail_256x64 <= INT64_C(545)) {
+                      if (f_dilation <= INT64_C(1)) {
+                        return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        if (f_waves_64x64 <= INT64_C(96)) {
+                          return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 3;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                        }
+                      }
+                    } else {
+                      return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                }
+              }
+            }
+          } else {
+            if (f_kwaste_64 <= INT64_C(18)) {
+              if (f_ctas_64x64 <= INT64_C(524)) {
+                if (f_ctas_64x64 <= INT64_C(397)) {
+                  if (f_tail_128x128 <= INT64_C(628)) {
+                    if (f_K <= INT64_C(304)) {
+                      return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    } else {
+                      if (f_tail_64x256 <= INT64_C(749)) {
+                        return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  } else {
+                    if (f_k_iters_64 <= INT64_C(11)) {
+                      return 11;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                } else {
+                  if (f_ctas_64x64 <= INT64_C(442)) {
+                    return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  } else {
+                    if (f_H <= INT64_C(29)) {
+                      return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                }
+              } else {
+                if (f_gemm_k <= INT64_C(1204)) {
+                  if (f_nwaste_128 <= INT64_C(107)) {
+                    return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  } else {
+                    if (f_gemm_m <= INT64_C(12176)) {
+                      return 14;  // f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  }
+                } else {
+                  if (f_nwaste_128 <= INT64_C(133)) {
+                    return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  } else {
+                    if (f_ctas_256x128 <= INT64_C(128)) {
+                      return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      if (f_W <= INT64_C(36)) {
+                        return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      } else {
+                        return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  }
+                }
+              }
+            } else {
+              if (f_S <= INT64_C(4)) {
+                if (f_gemm_m <= INT64_C(11184)) {
+                  if (f_tail_256x64 <= INT64_C(776)) {
+                    if (f_tail_128x128 <= INT64_C(545)) {
+                      return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      if (f_tail_128x128 <= INT64_C(764)) {
+                        if (f_k_iters_64 <= INT64_C(10)) {
+                          return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                        } else {
+                          return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
+                        }
+                      } else {
+                        return 14;  // f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                      }
+                    }
+                  } else {
+                    return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  if (f_mwaste_256 <= INT64_C(0)) {
+                    if (f_waves_256x128 <= INT64_C(3)) {
+                      return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    } else {
+                      return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                    }
+                  } else {
+                    return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                }
+              } else {
+                return 29;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
+              }
+            }
+          }
+        } else {
+          if (f_k_iters_64 <= INT64_C(11)) {
+            if (f_ctas_64x128 <= INT64_C(776)) {
+              if (f_kwaste_64 <= INT64_C(22)) {
+                if (f_tail_256x64 <= INT64_C(780)) {
+                  return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                } else {
+                  return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+              }
+            } else {
+              if (f_S <= INT64_C(2)) {
+                if (f_ctas_256x64 <= INT64_C(681)) {
+                  return 30;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
+                } else {
+                  return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                }
+              } else {
+                return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+              }
+            }
+          } else {
+            if (f_waves_64x256 <= INT64_C(2)) {
+              return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+            } else {
+              if (f_waves_64x256 <= INT64_C(3)) {
+                return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+              } else {
+                if (f_gemm_k <= INT64_C(1728)) {
+                  if (f_tail_64x64 <= INT64_C(22)) {
+                    return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
+                  } else {
+                    return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                  }
+                } else {
+                  return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Name of kConfigs_f16nhwc_f16nhwc90[index], or nullptr if index is not a config index.
+constexpr const char* name_f16nhwc_f16nhwc90(int index) noexcept {
+  return index >= 0 && index < kNumConfigs_f16nhwc_f16nhwc90 ? kConfigs_f16nhwc_f16nhwc90[index].name : nullptr;
+}
+
+/// Row of kConfigs_f16nhwc_f16nhwc90, or nullptr if index is not a config index.
+constexpr const KernelConfig* config_f16nhwc_f16nhwc90(int index) noexcept {
+  return index >= 0 && index < kNumConfigs_f16nhwc_f16nhwc90 ? &kConfigs_f16nhwc_f16nhwc90[index] : nullptr;
 }
 
 }  // namespace h200

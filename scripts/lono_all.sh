@@ -2,6 +2,7 @@
 # The leave-one-network-out reports of the shipped model runs (CPU only; ~35 min on 2 cores):
 #   reports/lono/h200       the four families on the whole H200 (the sweeps of `train --all`'s h200 run)
 #   reports/lono/h200-sm87  the Orin-sized models (--target sm_87): whole GPU + 16/32-SM partitions
+#   reports/lono/h200-choice the fp16 choice f16nhwc+f16nhwc90 (problems measured in both families)
 # Networks are held out in 6 groups (each group together; stricter than one network at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,3 +13,6 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm16.parquet \
   sweeps/h200-sm16-nets.parquet sweeps/h200-sm32.parquet --target sm_87 \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-sm87
+python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
+  sweeps/h200-sm90-nets.parquet --family f16nhwc+f16nhwc90 \
+  --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-choice
