@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import predictor  # noqa: E402
-from predictor.config import FAMILY_SPECS, Family  # noqa: E402
+from predictor.config import Family  # noqa: E402
+from predictor.model_key import Key, all_keys  # noqa: E402
 from predictor.export_cpp import header_path, namespace_name  # noqa: E402
 from predictor.features import ARGS, compute, same_pad  # noqa: E402
 from predictor.schema import file_sha256  # noqa: E402
@@ -42,10 +43,10 @@ from predictor.tree_ir import TreeIR  # noqa: E402
 N_SHAPES = 4096
 
 
-def shapes(family: Family, sms: int, n: int = N_SHAPES, seed: int = 0) -> list[tuple[int, ...]]:
+def shapes(family: Key, sms: int, n: int = N_SHAPES, seed: int = 0) -> list[tuple[int, ...]]:
     """Varied valid shapes of the family (fixed seed), as ARGS tuples."""
     rng = random.Random(seed)
-    cm = FAMILY_SPECS[family].channel_multiple
+    cm = family.channel_multiple
     out: list[tuple[int, ...]] = []
     while len(out) < n:
         r = rng.choice((1, 1, 3, 3, 5, 7))
@@ -142,13 +143,13 @@ int main() {{
 """
 
 
-def time_cpp(header: Path, slug: str, family: Family, rows: list[tuple[int, ...]], workdir: Path) -> float | None:
+def time_cpp(header: Path, slug: str, family: Key, rows: list[tuple[int, ...]], workdir: Path) -> float | None:
     gxx = shutil.which("g++")
     if gxx is None:
         return None
-    src = workdir / f"bench_{family.value}.cpp"
-    exe = workdir / f"bench_{family.value}"
-    src.write_text(CPP.format(header=header.resolve(), ns=namespace_name(slug), family=family.value, reps=200))
+    src = workdir / f"bench_{family.identifier}.cpp"
+    exe = workdir / f"bench_{family.identifier}"
+    src.write_text(CPP.format(header=header.resolve(), ns=namespace_name(slug), family=family.identifier, reps=200))
     subprocess.run([gxx, "-std=c++17", "-O2", str(src), "-o", str(exe)], check=True)
     text = "".join(" ".join(map(str, a)) + "\n" for a in rows)
     out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True)
@@ -206,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{args.synthetic_configs} configs per family), not measurements: the latency depends on the "
                     "tree's depth, so re-run on the shipped models once they exist.")
         results = []
-        for fam in Family:
+        for fam in all_keys():
             path = models_dir / f"{slug}-{fam.value}.tree.json"
             if not path.exists():
                 continue

@@ -145,111 +145,38 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
   const std::int64_t gemm_m = ((N * P) * Q);
   const std::int64_t gemm_n = K;
   const std::int64_t gemm_k = ((C * R) * S);
-  const std::int64_t f_N = N;
-  const std::int64_t f_C = C;
-  const std::int64_t f_H = H;
-  const std::int64_t f_W = W;
-  const std::int64_t f_K = K;
-  const std::int64_t f_R = R;
-  const std::int64_t f_S = S;
-  const std::int64_t f_stride = stride;
-  const std::int64_t f_pad = pad;
-  const std::int64_t f_dilation = dilation;
-  const std::int64_t f_P = P;
-  const std::int64_t f_Q = Q;
-  const std::int64_t f_gemm_m = gemm_m;
-  const std::int64_t f_gemm_n = gemm_n;
-  const std::int64_t f_gemm_k = gemm_k;
-  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+  static_cast<void>(P);
+  static_cast<void>(Q);
+  static_cast<void>(gemm_m);
+  static_cast<void>(gemm_n);
+  static_cast<void>(gemm_k);
   const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_sms = sms;
-  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
-  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-  static_cast<void>(f_N);
-  static_cast<void>(f_C);
-  static_cast<void>(f_H);
-  static_cast<void>(f_W);
-  static_cast<void>(f_K);
-  static_cast<void>(f_R);
-  static_cast<void>(f_S);
-  static_cast<void>(f_stride);
-  static_cast<void>(f_pad);
-  static_cast<void>(f_dilation);
-  static_cast<void>(f_P);
-  static_cast<void>(f_Q);
-  static_cast<void>(f_gemm_m);
-  static_cast<void>(f_gemm_n);
-  static_cast<void>(f_gemm_k);
-  static_cast<void>(f_k_iters_64);
-  static_cast<void>(f_ctas_64x64);
-  static_cast<void>(f_ctas_128x64);
-  static_cast<void>(f_ctas_64x128);
-  static_cast<void>(f_ctas_128x128);
-  static_cast<void>(f_ctas_256x128);
-  static_cast<void>(f_waves_128x128);
-  static_cast<void>(f_waves_64x64);
-  static_cast<void>(f_tail_128x128);
-  static_cast<void>(f_tail_64x64);
-  static_cast<void>(f_sms);
-  static_cast<void>(f_ctas_128x256);
-  static_cast<void>(f_tail_128x256);
-  static_cast<void>(f_waves_128x256);
-  static_cast<void>(f_tail_256x128);
-  static_cast<void>(f_waves_256x128);
-  static_cast<void>(f_ctas_64x256);
-  static_cast<void>(f_tail_64x256);
-  static_cast<void>(f_waves_64x256);
-  static_cast<void>(f_ctas_256x64);
-  static_cast<void>(f_tail_256x64);
-  static_cast<void>(f_waves_256x64);
-  static_cast<void>(f_nwaste_64);
-  static_cast<void>(f_nwaste_128);
-  static_cast<void>(f_nwaste_256);
-  static_cast<void>(f_mwaste_64);
-  static_cast<void>(f_mwaste_128);
-  static_cast<void>(f_mwaste_256);
-  static_cast<void>(f_kwaste_64);
   if (f_waves_64x64 <= INT64_C(1)) {
+    const std::int64_t f_C = C;
     if (f_C <= INT64_C(80)) {
+      const std::int64_t f_gemm_k = gemm_k;
       if (f_gemm_k <= INT64_C(1184)) {
         if (f_gemm_k <= INT64_C(176)) {
+          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
           if (f_nwaste_64 <= INT64_C(145)) {
+            const std::int64_t f_W = W;
             if (f_W <= INT64_C(61)) {
+              const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
               if (f_mwaste_128 <= INT64_C(90)) {
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x256 <= INT64_C(75)) {
                   return 17;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
+                  const std::int64_t f_Q = Q;
                   if (f_Q <= INT64_C(21)) {
+                    const std::int64_t f_gemm_m = gemm_m;
                     if (f_gemm_m <= INT64_C(2176)) {
                       return 37;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
                       return 28;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                     }
                   } else {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(250)) {
                       return 15;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -258,12 +185,14 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(12)) {
                   return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
                   if (f_mwaste_128 <= INT64_C(286)) {
                     return 37;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                     if (f_mwaste_64 <= INT64_C(137)) {
                       return 28;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -276,11 +205,15 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               return 37;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             }
           } else {
+            const std::int64_t f_P = P;
             if (f_P <= INT64_C(42)) {
+              const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x256 <= INT64_C(11)) {
                 return 15;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x128 <= INT64_C(102)) {
+                  const std::int64_t f_stride = stride;
                   if (f_stride <= INT64_C(1)) {
                     if (f_tail_128x128 <= INT64_C(71)) {
                       return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -303,13 +236,19 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           }
         } else {
+          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
           if (f_ctas_64x64 <= INT64_C(49)) {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
             if (f_k_iters_64 <= INT64_C(11)) {
+              const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
               if (f_mwaste_128 <= INT64_C(3)) {
                 return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
+                const std::int64_t f_gemm_n = gemm_n;
                 if (f_gemm_n <= INT64_C(272)) {
+                  const std::int64_t f_Q = Q;
                   if (f_Q <= INT64_C(28)) {
+                    const std::int64_t f_P = P;
                     if (f_P <= INT64_C(22)) {
                       if (f_Q <= INT64_C(15)) {
                         if (f_Q <= INT64_C(4)) {
@@ -328,6 +267,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     }
                   } else {
+                    const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_64x128 <= INT64_C(25)) {
                       return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -335,7 +275,9 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     }
                   }
                 } else {
+                  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_128x64 <= INT64_C(14)) {
+                    const std::int64_t f_W = W;
                     if (f_W <= INT64_C(14)) {
                       return 38;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -350,10 +292,13 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               return 14;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
             }
           } else {
+            const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
             if (f_nwaste_64 <= INT64_C(56)) {
+              const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
               if (f_ctas_64x256 <= INT64_C(19)) {
                 return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
+                const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_128x64 <= INT64_C(59)) {
                   return 38;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -365,13 +310,16 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
               if (f_mwaste_256 <= INT64_C(22)) {
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_256x128 <= INT64_C(23)) {
                   return 38;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
                   return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(38)) {
                   return 40;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -382,8 +330,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
           }
         }
       } else {
+        const std::int64_t f_R = R;
         if (f_R <= INT64_C(6)) {
+          const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
           if (f_ctas_128x64 <= INT64_C(34)) {
+            const std::int64_t f_H = H;
             if (f_H <= INT64_C(12)) {
               return 30;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
@@ -397,17 +348,24 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
         }
       }
     } else {
+      const std::int64_t f_gemm_k = gemm_k;
       if (f_gemm_k <= INT64_C(336)) {
+        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
         if (f_k_iters_64 <= INT64_C(2)) {
+          const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
           if (f_nwaste_128 <= INT64_C(312)) {
+            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
             if (f_mwaste_128 <= INT64_C(55)) {
               return 37;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
+              const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
               if (f_mwaste_256 <= INT64_C(252)) {
                 if (f_nwaste_128 <= INT64_C(50)) {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(22)) {
                     return 37;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
+                    const std::int64_t f_Q = Q;
                     if (f_Q <= INT64_C(14)) {
                       return 38;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -418,7 +376,9 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x128 <= INT64_C(117)) {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(67)) {
                     return 37;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -433,13 +393,16 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             if (f_C <= INT64_C(112)) {
               return 33;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
+              const std::int64_t f_H = H;
               if (f_H <= INT64_C(27)) {
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_256x128 <= INT64_C(3)) {
                   return 37;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
                   return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(51)) {
                   return 33;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -449,13 +412,17 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           }
         } else {
+          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
           if (f_tail_256x64 <= INT64_C(109)) {
+            const std::int64_t f_W = W;
             if (f_W <= INT64_C(27)) {
               if (f_gemm_k <= INT64_C(272)) {
+                const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x128 <= INT64_C(11)) {
                   if (f_gemm_k <= INT64_C(208)) {
                     return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
+                    const std::int64_t f_gemm_m = gemm_m;
                     if (f_gemm_m <= INT64_C(37)) {
                       return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -463,13 +430,17 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     }
                   }
                 } else {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                   if (f_mwaste_256 <= INT64_C(242)) {
+                    const std::int64_t f_N = N;
                     if (f_N <= INT64_C(3)) {
                       return 34;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
+                      const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_64x64 <= INT64_C(109)) {
                         return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
+                        const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                         if (f_ctas_128x64 <= INT64_C(13)) {
                           return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -478,6 +449,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       }
                     }
                   } else {
+                    const std::int64_t f_gemm_m = gemm_m;
                     if (f_gemm_m <= INT64_C(74)) {
                       return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -486,9 +458,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_H = H;
                 if (f_H <= INT64_C(13)) {
                   return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                   if (f_mwaste_256 <= INT64_C(264)) {
                     return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -497,10 +471,12 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(15)) {
                 return 33;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
                 if (f_gemm_k <= INT64_C(240)) {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(125)) {
                     return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -520,9 +496,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             }
           } else {
+            const std::int64_t f_K = K;
             if (f_K <= INT64_C(48)) {
               return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
+              const std::int64_t f_stride = stride;
               if (f_stride <= INT64_C(1)) {
                 if (f_K <= INT64_C(1408)) {
                   return 38;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -531,6 +509,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               } else {
                 if (f_K <= INT64_C(1168)) {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(41)) {
                     return 33;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -546,16 +525,21 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
       } else {
         if (f_C <= INT64_C(464)) {
           if (f_C <= INT64_C(144)) {
+            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_64x128 <= INT64_C(1)) {
               return 35;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
+              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
               if (f_nwaste_256 <= INT64_C(51)) {
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                 if (f_mwaste_256 <= INT64_C(122)) {
                   return 35;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
+                  const std::int64_t f_W = W;
                   if (f_W <= INT64_C(9)) {
                     return 34;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(11)) {
                       return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -569,12 +553,17 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           } else {
             if (f_C <= INT64_C(208)) {
+              const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x256 <= INT64_C(192)) {
+                const std::int64_t f_P = P;
                 if (f_P <= INT64_C(34)) {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(23)) {
+                    const std::int64_t f_gemm_n = gemm_n;
                     if (f_gemm_n <= INT64_C(400)) {
                       return 14;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
+                      const std::int64_t f_R = R;
                       if (f_R <= INT64_C(4)) {
                         return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -599,6 +588,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     return 14;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
                     if (f_gemm_k <= INT64_C(960)) {
+                      const std::int64_t f_N = N;
                       if (f_N <= INT64_C(1)) {
                         return 34;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -614,13 +604,16 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(33)) {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                   if (f_mwaste_256 <= INT64_C(216)) {
                     return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
                     return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   }
                 } else {
+                  const std::int64_t f_W = W;
                   if (f_W <= INT64_C(10)) {
                     return 34;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -631,11 +624,16 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           }
         } else {
+          const std::int64_t f_stride = stride;
           if (f_stride <= INT64_C(1)) {
             if (f_gemm_k <= INT64_C(592)) {
+              const std::int64_t f_W = W;
               if (f_W <= INT64_C(12)) {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(208)) {
+                  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_256x128 <= INT64_C(3)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                     if (f_mwaste_256 <= INT64_C(648)) {
                       return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -653,7 +651,9 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             } else {
               if (f_gemm_k <= INT64_C(48608)) {
                 if (f_gemm_k <= INT64_C(816)) {
+                  const std::int64_t f_gemm_n = gemm_n;
                   if (f_gemm_n <= INT64_C(80)) {
+                    const std::int64_t f_N = N;
                     if (f_N <= INT64_C(6)) {
                       return 34;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -670,19 +670,25 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             }
           } else {
+            const std::int64_t f_S = S;
             if (f_S <= INT64_C(4)) {
+              const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
               if (f_ctas_128x256 <= INT64_C(6)) {
                 return 34;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(283)) {
+                  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_128x64 <= INT64_C(31)) {
                     if (f_k_iters_64 <= INT64_C(74)) {
                       return 34;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
+                      const std::int64_t f_Q = Q;
                       if (f_Q <= INT64_C(6)) {
                         return 34;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
                         if (f_ctas_128x64 <= INT64_C(27)) {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                           if (f_tail_256x128 <= INT64_C(45)) {
                             return 14;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
                           } else {
@@ -701,6 +707,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
               if (f_ctas_64x128 <= INT64_C(10)) {
                 return 34;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
@@ -712,18 +719,25 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
       }
     }
   } else {
+    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
     if (f_nwaste_256 <= INT64_C(812)) {
+      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
       if (f_nwaste_128 <= INT64_C(312)) {
+        const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
         if (f_ctas_64x128 <= INT64_C(132)) {
+          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
           if (f_ctas_64x64 <= INT64_C(139)) {
+            const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
             if (f_nwaste_64 <= INT64_C(13)) {
               return 20;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
               return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
             }
           } else {
+            const std::int64_t f_gemm_k = gemm_k;
             if (f_gemm_k <= INT64_C(176)) {
               if (f_nwaste_128 <= INT64_C(208)) {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(1432)) {
                   return 21;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -733,9 +747,12 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 return 9;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             } else {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
               if (f_k_iters_64 <= INT64_C(9)) {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(9)) {
                   if (f_nwaste_256 <= INT64_C(145)) {
+                    const std::int64_t f_gemm_m = gemm_m;
                     if (f_gemm_m <= INT64_C(682)) {
                       return 21;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -745,9 +762,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     return 22;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s6_sw2_optimized_strided_sk1_a16x16x8_clamp
                   }
                 } else {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(496)) {
                     return 20;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
+                    const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                     if (f_mwaste_128 <= INT64_C(3)) {
                       return 20;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -761,11 +780,17 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           }
         } else {
+          const std::int64_t f_gemm_k = gemm_k;
           if (f_gemm_k <= INT64_C(2032)) {
+            const std::int64_t f_gemm_n = gemm_n;
             if (f_gemm_n <= INT64_C(160)) {
+              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x256 <= INT64_C(954)) {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(771)) {
+                  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                   if (f_ctas_64x256 <= INT64_C(260)) {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                     if (f_k_iters_64 <= INT64_C(1)) {
                       return 37;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -775,6 +800,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     return 20;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   }
                 } else {
+                  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                   if (f_waves_128x128 <= INT64_C(15)) {
                     return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -782,6 +808,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_H = H;
                 if (f_H <= INT64_C(84)) {
                   return 20;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -790,18 +817,26 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             } else {
               if (f_nwaste_128 <= INT64_C(158)) {
+                const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x256 <= INT64_C(609)) {
+                  const std::int64_t f_gemm_m = gemm_m;
                   if (f_gemm_m <= INT64_C(83992)) {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x256 <= INT64_C(738)) {
+                      const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_128x128 <= INT64_C(613)) {
+                        const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                         if (f_ctas_256x64 <= INT64_C(269)) {
+                          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                           if (f_ctas_64x64 <= INT64_C(402)) {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                             if (f_mwaste_128 <= INT64_C(47)) {
                               return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
                               return 24;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             }
                           } else {
+                            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                             if (f_tail_64x64 <= INT64_C(359)) {
                               return 6;  // i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -809,6 +844,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                             }
                           }
                         } else {
+                          const std::int64_t f_C = C;
                           if (f_C <= INT64_C(992)) {
                             return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                           } else {
@@ -827,6 +863,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                             return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                           }
                         } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                           if (f_kwaste_64 <= INT64_C(36)) {
                             return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                           } else {
@@ -836,7 +873,9 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       }
                     } else {
                       if (f_tail_128x256 <= INT64_C(496)) {
+                        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                         if (f_k_iters_64 <= INT64_C(4)) {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                           if (f_tail_64x64 <= INT64_C(556)) {
                             if (f_tail_64x64 <= INT64_C(253)) {
                               return 24;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -851,6 +890,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                             }
                           }
                         } else {
+                          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                           if (f_ctas_64x256 <= INT64_C(127)) {
                             if (f_gemm_m <= INT64_C(6960)) {
                               return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -866,8 +906,10 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       }
                     }
                   } else {
+                    const std::int64_t f_C = C;
                     if (f_C <= INT64_C(768)) {
                       if (f_gemm_k <= INT64_C(192)) {
+                        const std::int64_t f_H = H;
                         if (f_H <= INT64_C(84)) {
                           return 23;  // i8nc32_t64x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -881,13 +923,19 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     }
                   }
                 } else {
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                   if (f_k_iters_64 <= INT64_C(4)) {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                     if (f_ctas_64x256 <= INT64_C(198)) {
                       return 19;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
+                      const std::int64_t f_W = W;
                       if (f_W <= INT64_C(214)) {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                         if (f_mwaste_128 <= INT64_C(11)) {
+                          const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                           if (f_tail_64x256 <= INT64_C(787)) {
+                            const std::int64_t f_gemm_m = gemm_m;
                             if (f_gemm_m <= INT64_C(41544)) {
                               return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -904,6 +952,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                           if (f_W <= INT64_C(21)) {
                             return 24;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                           } else {
+                            const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                             if (f_mwaste_64 <= INT64_C(12)) {
                               return 24;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -916,15 +965,18 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       }
                     }
                   } else {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                     if (f_ctas_64x256 <= INT64_C(904)) {
                       return 6;  // i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
+                      const std::int64_t f_W = W;
                       if (f_W <= INT64_C(66)) {
                         return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
                         if (f_gemm_k <= INT64_C(768)) {
                           return 26;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw4_optimized_strided_sk1_a16x16x8_clamp
                         } else {
+                          const std::int64_t f_Q = Q;
                           if (f_Q <= INT64_C(101)) {
                             return 27;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
                           } else {
@@ -937,15 +989,19 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               } else {
                 if (f_ctas_64x128 <= INT64_C(1368)) {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(757)) {
+                    const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x256 <= INT64_C(628)) {
                       if (f_gemm_n <= INT64_C(240)) {
+                        const std::int64_t f_pad = pad;
                         if (f_pad <= INT64_C(0)) {
                           return 24;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
                           return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         }
                       } else {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                         if (f_mwaste_256 <= INT64_C(36)) {
                           return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -963,6 +1019,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     }
                   }
                 } else {
+                  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x64 <= INT64_C(700)) {
                     return 11;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -976,8 +1033,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             }
           } else {
+            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_256x128 <= INT64_C(568)) {
+              const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_64x64 <= INT64_C(481)) {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(448)) {
                   return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -988,18 +1048,23 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                 if (f_mwaste_256 <= INT64_C(24)) {
                   if (f_nwaste_256 <= INT64_C(125)) {
+                    const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                     if (f_waves_128x128 <= INT64_C(2)) {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                       if (f_k_iters_64 <= INT64_C(54)) {
                         return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
                         return 1;  // i8nc32_t128x128x128_w64x64x128_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
+                      const std::int64_t f_gemm_m = gemm_m;
                       if (f_gemm_m <= INT64_C(198672)) {
                         return 0;  // i8nc32_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
+                        const std::int64_t f_C = C;
                         if (f_C <= INT64_C(1280)) {
                           return 0;  // i8nc32_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -1015,10 +1080,12 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_gemm_m = gemm_m;
               if (f_gemm_m <= INT64_C(55268)) {
                 if (f_nwaste_256 <= INT64_C(125)) {
                   return 6;  // i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
+                  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
                   if (f_waves_64x256 <= INT64_C(2)) {
                     return 6;  // i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -1026,6 +1093,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(63)) {
                   return 0;  // i8nc32_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -1037,11 +1105,15 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
         }
       } else {
         if (f_waves_64x64 <= INT64_C(6)) {
+          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
           if (f_tail_256x128 <= INT64_C(495)) {
+            const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
             if (f_ctas_64x256 <= INT64_C(61)) {
               return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x64 <= INT64_C(503)) {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(2)) {
                   if (f_ctas_64x256 <= INT64_C(205)) {
                     return 7;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -1056,18 +1128,23 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             }
           } else {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
             if (f_k_iters_64 <= INT64_C(4)) {
+              const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x256 <= INT64_C(529)) {
                 return 37;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
                 return 8;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             } else {
+              const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x256 <= INT64_C(855)) {
                 if (f_k_iters_64 <= INT64_C(10)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(48)) {
                     return 11;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
+                    const std::int64_t f_pad = pad;
                     if (f_pad <= INT64_C(0)) {
                       return 11;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -1083,9 +1160,13 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           }
         } else {
+          const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
           if (f_tail_128x128 <= INT64_C(893)) {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(400)) {
+              const std::int64_t f_H = H;
               if (f_H <= INT64_C(52)) {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x64 <= INT64_C(405)) {
                   return 8;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -1098,6 +1179,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               return 13;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
             }
           } else {
+            const std::int64_t f_gemm_k = gemm_k;
             if (f_gemm_k <= INT64_C(272)) {
               return 8;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
@@ -1107,10 +1189,15 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
         }
       }
     } else {
+      const std::int64_t f_C = C;
       if (f_C <= INT64_C(1008)) {
+        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
         if (f_k_iters_64 <= INT64_C(43)) {
+          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
           if (f_mwaste_256 <= INT64_C(14)) {
+            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_256x64 <= INT64_C(954)) {
+              const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
               if (f_ctas_64x256 <= INT64_C(198)) {
                 if (f_k_iters_64 <= INT64_C(1)) {
                   return 28;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -1127,6 +1214,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             return 30;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
           }
         } else {
+          const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
           if (f_waves_128x128 <= INT64_C(1)) {
             return 29;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
           } else {
@@ -1134,7 +1222,9 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
           }
         }
       } else {
+        const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
         if (f_waves_128x128 <= INT64_C(3)) {
+          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
           if (f_mwaste_128 <= INT64_C(0)) {
             return 30;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
           } else {
@@ -1240,110 +1330,37 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
   const std::int64_t gemm_m = ((N * P) * Q);
   const std::int64_t gemm_n = K;
   const std::int64_t gemm_k = ((C * R) * S);
-  const std::int64_t f_N = N;
-  const std::int64_t f_C = C;
-  const std::int64_t f_H = H;
-  const std::int64_t f_W = W;
-  const std::int64_t f_K = K;
-  const std::int64_t f_R = R;
-  const std::int64_t f_S = S;
-  const std::int64_t f_stride = stride;
-  const std::int64_t f_pad = pad;
-  const std::int64_t f_dilation = dilation;
-  const std::int64_t f_P = P;
-  const std::int64_t f_Q = Q;
-  const std::int64_t f_gemm_m = gemm_m;
-  const std::int64_t f_gemm_n = gemm_n;
-  const std::int64_t f_gemm_k = gemm_k;
-  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+  static_cast<void>(P);
+  static_cast<void>(Q);
+  static_cast<void>(gemm_m);
+  static_cast<void>(gemm_n);
+  static_cast<void>(gemm_k);
   const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_sms = sms;
-  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
-  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-  static_cast<void>(f_N);
-  static_cast<void>(f_C);
-  static_cast<void>(f_H);
-  static_cast<void>(f_W);
-  static_cast<void>(f_K);
-  static_cast<void>(f_R);
-  static_cast<void>(f_S);
-  static_cast<void>(f_stride);
-  static_cast<void>(f_pad);
-  static_cast<void>(f_dilation);
-  static_cast<void>(f_P);
-  static_cast<void>(f_Q);
-  static_cast<void>(f_gemm_m);
-  static_cast<void>(f_gemm_n);
-  static_cast<void>(f_gemm_k);
-  static_cast<void>(f_k_iters_64);
-  static_cast<void>(f_ctas_64x64);
-  static_cast<void>(f_ctas_128x64);
-  static_cast<void>(f_ctas_64x128);
-  static_cast<void>(f_ctas_128x128);
-  static_cast<void>(f_ctas_256x128);
-  static_cast<void>(f_waves_128x128);
-  static_cast<void>(f_waves_64x64);
-  static_cast<void>(f_tail_128x128);
-  static_cast<void>(f_tail_64x64);
-  static_cast<void>(f_sms);
-  static_cast<void>(f_ctas_128x256);
-  static_cast<void>(f_tail_128x256);
-  static_cast<void>(f_waves_128x256);
-  static_cast<void>(f_tail_256x128);
-  static_cast<void>(f_waves_256x128);
-  static_cast<void>(f_ctas_64x256);
-  static_cast<void>(f_tail_64x256);
-  static_cast<void>(f_waves_64x256);
-  static_cast<void>(f_ctas_256x64);
-  static_cast<void>(f_tail_256x64);
-  static_cast<void>(f_waves_256x64);
-  static_cast<void>(f_nwaste_64);
-  static_cast<void>(f_nwaste_128);
-  static_cast<void>(f_nwaste_256);
-  static_cast<void>(f_mwaste_64);
-  static_cast<void>(f_mwaste_128);
-  static_cast<void>(f_mwaste_256);
-  static_cast<void>(f_kwaste_64);
   if (f_waves_64x64 <= INT64_C(1)) {
+    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
     if (f_kwaste_64 <= INT64_C(19)) {
+      const std::int64_t f_gemm_k = gemm_k;
       if (f_gemm_k <= INT64_C(1896)) {
+        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
         if (f_mwaste_64 <= INT64_C(867)) {
+          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
           if (f_k_iters_64 <= INT64_C(2)) {
+            const std::int64_t f_N = N;
             if (f_N <= INT64_C(20)) {
+              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
               if (f_nwaste_64 <= INT64_C(143)) {
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x256 <= INT64_C(26)) {
                   return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
                   return 44;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_Q = Q;
                 if (f_Q <= INT64_C(10)) {
                   return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_W = W;
                   if (f_W <= INT64_C(49)) {
                     return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1352,7 +1369,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_W = W;
               if (f_W <= INT64_C(12)) {
+                const std::int64_t f_K = K;
                 if (f_K <= INT64_C(192)) {
                   return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1363,11 +1382,14 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_R = R;
             if (f_R <= INT64_C(4)) {
               if (f_k_iters_64 <= INT64_C(23)) {
+                const std::int64_t f_stride = stride;
                 if (f_stride <= INT64_C(1)) {
                   return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_64x128 <= INT64_C(1)) {
                     return 41;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1375,6 +1397,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                 if (f_ctas_64x256 <= INT64_C(2)) {
                   return 37;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb
                 } else {
@@ -1386,6 +1409,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
           if (f_k_iters_64 <= INT64_C(16)) {
             return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
           } else {
@@ -1393,8 +1417,10 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
           }
         }
       } else {
+        const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
         if (f_tail_64x64 <= INT64_C(537)) {
           if (f_gemm_k <= INT64_C(3256)) {
+            const std::int64_t f_gemm_m = gemm_m;
             if (f_gemm_m <= INT64_C(12)) {
               return 38;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial4_a8x8x8_lincomb
             } else {
@@ -1402,6 +1428,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 if (f_tail_64x64 <= INT64_C(416)) {
                   return 37;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(2044)) {
                     return 37;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb
                   } else {
@@ -1409,6 +1436,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(38)) {
                   return 41;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1420,8 +1448,10 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             if (f_tail_64x64 <= INT64_C(253)) {
               return 38;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial4_a8x8x8_lincomb
             } else {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
               if (f_k_iters_64 <= INT64_C(251)) {
                 if (f_tail_64x64 <= INT64_C(499)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(1104)) {
                     return 37;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb
                   } else {
@@ -1431,6 +1461,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   return 2;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_skserial4_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_Q = Q;
                 if (f_Q <= INT64_C(11)) {
                   return 28;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s6_sw1_optimized_strided_skserial4_a8x8x8_lincomb
                 } else {
@@ -1441,17 +1472,21 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
           }
         } else {
           if (f_kwaste_64 <= INT64_C(11)) {
+            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_64x128 <= INT64_C(45)) {
               return 27;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s6_sw1_optimized_strided_skserial2_a8x8x8_lincomb
             } else {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
               if (f_k_iters_64 <= INT64_C(146)) {
                 if (f_gemm_k <= INT64_C(9180)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(168)) {
                     return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
                     return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_W = W;
                   if (f_W <= INT64_C(21)) {
                     return 18;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_skserial4_a8x8x8_lincomb
                   } else {
@@ -1468,13 +1503,18 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
         }
       }
     } else {
+      const std::int64_t f_gemm_k = gemm_k;
       if (f_gemm_k <= INT64_C(76)) {
+        const std::int64_t f_stride = stride;
         if (f_stride <= INT64_C(1)) {
+          const std::int64_t f_gemm_n = gemm_n;
           if (f_gemm_n <= INT64_C(972)) {
+            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_256x64 <= INT64_C(64)) {
               if (f_gemm_k <= INT64_C(44)) {
                 return 39;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(12)) {
                   return 41;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1482,10 +1522,12 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x64 <= INT64_C(469)) {
                 return 32;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
                 if (f_gemm_n <= INT64_C(116)) {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(63)) {
                     return 44;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1497,6 +1539,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_64x128 <= INT64_C(25)) {
               return 44;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
@@ -1504,14 +1547,18 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
           if (f_ctas_64x128 <= INT64_C(3)) {
+            const std::int64_t f_W = W;
             if (f_W <= INT64_C(12)) {
               return 32;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
               return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_sk1_a8x8x8_lincomb
             }
           } else {
+            const std::int64_t f_Q = Q;
             if (f_Q <= INT64_C(14)) {
+              const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
               if (f_mwaste_256 <= INT64_C(116)) {
                 if (f_kwaste_64 <= INT64_C(625)) {
                   return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
@@ -1523,13 +1570,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                 if (f_nwaste_128 <= INT64_C(131)) {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                   if (f_nwaste_256 <= INT64_C(78)) {
                     return 9;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
                     return 41;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                   if (f_mwaste_64 <= INT64_C(122)) {
                     return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1539,6 +1589,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             } else {
               if (f_Q <= INT64_C(29)) {
+                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                 if (f_nwaste_128 <= INT64_C(187)) {
                   return 32;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1552,6 +1603,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
         }
       } else {
         if (f_gemm_k <= INT64_C(236)) {
+          const std::int64_t f_W = W;
           if (f_W <= INT64_C(7)) {
             if (f_gemm_k <= INT64_C(100)) {
               return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
@@ -1559,11 +1611,14 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               return 41;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
             }
           } else {
+            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
             if (f_mwaste_128 <= INT64_C(117)) {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(74)) {
                 if (f_kwaste_64 <= INT64_C(77)) {
                   return 44;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                   if (f_nwaste_256 <= INT64_C(859)) {
                     return 40;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1574,10 +1629,13 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_stride = stride;
               if (f_stride <= INT64_C(1)) {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(4)) {
                   return 41;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_gemm_n = gemm_n;
                   if (f_gemm_n <= INT64_C(188)) {
                     return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1585,6 +1643,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_Q = Q;
                 if (f_Q <= INT64_C(8)) {
                   if (f_kwaste_64 <= INT64_C(218)) {
                     return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
@@ -1598,12 +1657,15 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_C = C;
           if (f_C <= INT64_C(1048)) {
             if (f_C <= INT64_C(180)) {
               if (f_C <= INT64_C(36)) {
+                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                 if (f_nwaste_256 <= INT64_C(93)) {
                   return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(19)) {
                     return 41;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1611,6 +1673,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(9)) {
                   return 41;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1618,6 +1681,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_W = W;
               if (f_W <= INT64_C(7)) {
                 return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -1628,6 +1692,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(13)) {
                     return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1637,6 +1702,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_256x64 <= INT64_C(56)) {
               return 37;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb
             } else {
@@ -1647,14 +1713,20 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
       }
     }
   } else {
+    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
     if (f_nwaste_128 <= INT64_C(484)) {
+      const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
       if (f_ctas_128x64 <= INT64_C(133)) {
+        const std::int64_t f_C = C;
         if (f_C <= INT64_C(124)) {
+          const std::int64_t f_S = S;
           if (f_S <= INT64_C(2)) {
             if (f_nwaste_128 <= INT64_C(107)) {
+              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
               if (f_kwaste_64 <= INT64_C(31)) {
                 return 29;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                 if (f_nwaste_256 <= INT64_C(29)) {
                   return 39;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1662,7 +1734,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(49)) {
+                const std::int64_t f_Q = Q;
                 if (f_Q <= INT64_C(17)) {
                   return 39;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1673,8 +1747,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
             if (f_kwaste_64 <= INT64_C(27)) {
+              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
               if (f_nwaste_64 <= INT64_C(137)) {
+                const std::int64_t f_R = R;
                 if (f_R <= INT64_C(4)) {
                   return 30;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1687,6 +1764,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               if (f_ctas_128x64 <= INT64_C(86)) {
                 return 25;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(490)) {
                   return 26;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1696,9 +1774,12 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
           if (f_ctas_256x128 <= INT64_C(33)) {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
             if (f_kwaste_64 <= INT64_C(98)) {
               if (f_nwaste_128 <= INT64_C(281)) {
+                const std::int64_t f_gemm_n = gemm_n;
                 if (f_gemm_n <= INT64_C(516)) {
                   return 30;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1719,17 +1800,22 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
           }
         }
       } else {
+        const std::int64_t f_gemm_k = gemm_k;
         if (f_gemm_k <= INT64_C(500)) {
           if (f_gemm_k <= INT64_C(124)) {
+            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_128x128 <= INT64_C(451)) {
+              const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x128 <= INT64_C(791)) {
                 if (f_tail_256x128 <= INT64_C(382)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(104)) {
                     return 24;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
                     return 5;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_256x64 <= INT64_C(132)) {
                     return 8;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1741,6 +1827,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             } else {
               if (f_nwaste_128 <= INT64_C(114)) {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(6)) {
                   return 4;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1751,6 +1838,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                 if (f_nwaste_256 <= INT64_C(515)) {
                   if (f_nwaste_256 <= INT64_C(242)) {
                     return 5;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
@@ -1758,6 +1846,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(562)) {
                     return 1;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1767,8 +1856,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_gemm_m = gemm_m;
             if (f_gemm_m <= INT64_C(133136)) {
+              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x128 <= INT64_C(507)) {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(17)) {
                   if (f_ctas_128x64 <= INT64_C(430)) {
                     return 30;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
@@ -1776,6 +1868,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     return 5;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(568)) {
                     return 5;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1783,7 +1876,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_256x128 <= INT64_C(129)) {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x256 <= INT64_C(139)) {
                     return 1;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1798,7 +1893,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_Q = Q;
               if (f_Q <= INT64_C(112)) {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(88)) {
                   return 5;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1810,10 +1907,14 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
           if (f_kwaste_64 <= INT64_C(8)) {
+            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_128x128 <= INT64_C(199)) {
+              const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_64x64 <= INT64_C(524)) {
                 if (f_gemm_k <= INT64_C(828)) {
+                  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_256x64 <= INT64_C(99)) {
                     return 3;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1823,6 +1924,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   return 6;  // f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_K = K;
                 if (f_K <= INT64_C(112)) {
                   return 16;  // f16nhwc_t256x128x64_w64x64x64_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1835,6 +1937,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             } else {
               if (f_nwaste_128 <= INT64_C(212)) {
+                const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                 if (f_waves_256x128 <= INT64_C(29)) {
                   if (f_gemm_k <= INT64_C(4896)) {
                     return 6;  // f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
@@ -1845,9 +1948,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   return 6;  // f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x64 <= INT64_C(499)) {
                   return 6;  // f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_W = W;
                   if (f_W <= INT64_C(60)) {
                     return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1857,9 +1962,13 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(784)) {
+              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x128 <= INT64_C(306)) {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x64 <= INT64_C(276)) {
+                  const std::int64_t f_gemm_m = gemm_m;
                   if (f_gemm_m <= INT64_C(5188)) {
                     return 7;  // f16nhwc_t128x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1869,6 +1978,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   return 22;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_128x128 <= INT64_C(373)) {
                   return 1;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1876,6 +1986,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x128 <= INT64_C(351)) {
                 return 7;  // f16nhwc_t128x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -1886,11 +1997,15 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
         }
       }
     } else {
+      const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
       if (f_nwaste_64 <= INT64_C(437)) {
+        const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
         if (f_waves_64x256 <= INT64_C(2)) {
+          const std::int64_t f_gemm_k = gemm_k;
           if (f_gemm_k <= INT64_C(80)) {
             return 39;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
           } else {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(632)) {
               if (f_C <= INT64_C(40)) {
                 return 12;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s6_sw2_optimized_strided_sk1_a8x8x8_lincomb
@@ -1902,9 +2017,13 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
           if (f_waves_128x256 <= INT64_C(6)) {
+            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_256x128 <= INT64_C(495)) {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(138)) {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(132)) {
                   return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1914,14 +2033,18 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 return 17;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x128 <= INT64_C(924)) {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_256x64 <= INT64_C(99)) {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(3)) {
                     return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
                     return 19;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(406)) {
                     return 17;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1929,6 +2052,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(6)) {
                   return 9;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1937,6 +2061,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_W = W;
             if (f_W <= INT64_C(56)) {
               return 17;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
@@ -1945,17 +2070,23 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
           }
         }
       } else {
+        const std::int64_t f_gemm_k = gemm_k;
         if (f_gemm_k <= INT64_C(280)) {
+          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
           if (f_kwaste_64 <= INT64_C(104)) {
+            const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_64x256 <= INT64_C(499)) {
               return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
+              const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x128 <= INT64_C(726)) {
                 return 32;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_N = N;
                 if (f_N <= INT64_C(20)) {
                   return 32;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(41)) {
                     return 32;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1965,12 +2096,15 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_S = S;
             if (f_S <= INT64_C(2)) {
               return 32;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
+              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x128 <= INT64_C(503)) {
                 return 32;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(88)) {
                   return 17;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1980,9 +2114,13 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
           if (f_ctas_64x256 <= INT64_C(409)) {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(788)) {
+              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x128 <= INT64_C(832)) {
+                const std::int64_t f_H = H;
                 if (f_H <= INT64_C(219)) {
                   return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1992,6 +2130,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 return 31;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_sk1_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
               if (f_kwaste_64 <= INT64_C(3)) {
                 return 35;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -1999,9 +2138,13 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
             if (f_waves_128x256 <= INT64_C(14)) {
+              const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_128x64 <= INT64_C(386)) {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_256x64 <= INT64_C(132)) {
+                  const std::int64_t f_Q = Q;
                   if (f_Q <= INT64_C(57)) {
                     return 22;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -2011,9 +2154,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(5)) {
                   return 19;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x128 <= INT64_C(912)) {
                     return 21;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -2022,6 +2167,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x256 <= INT64_C(476)) {
                 return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -2109,100 +2255,24 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
   const std::int64_t gemm_m = ((N * P) * Q);
   const std::int64_t gemm_n = K;
   const std::int64_t gemm_k = ((C * R) * S);
-  const std::int64_t f_N = N;
-  const std::int64_t f_C = C;
-  const std::int64_t f_H = H;
-  const std::int64_t f_W = W;
-  const std::int64_t f_K = K;
-  const std::int64_t f_R = R;
-  const std::int64_t f_S = S;
-  const std::int64_t f_stride = stride;
-  const std::int64_t f_pad = pad;
-  const std::int64_t f_dilation = dilation;
-  const std::int64_t f_P = P;
-  const std::int64_t f_Q = Q;
-  const std::int64_t f_gemm_m = gemm_m;
-  const std::int64_t f_gemm_n = gemm_n;
-  const std::int64_t f_gemm_k = gemm_k;
-  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+  static_cast<void>(P);
+  static_cast<void>(Q);
+  static_cast<void>(gemm_m);
+  static_cast<void>(gemm_n);
+  static_cast<void>(gemm_k);
   const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
-  const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_sms = sms;
-  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
-  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-  static_cast<void>(f_N);
-  static_cast<void>(f_C);
-  static_cast<void>(f_H);
-  static_cast<void>(f_W);
-  static_cast<void>(f_K);
-  static_cast<void>(f_R);
-  static_cast<void>(f_S);
-  static_cast<void>(f_stride);
-  static_cast<void>(f_pad);
-  static_cast<void>(f_dilation);
-  static_cast<void>(f_P);
-  static_cast<void>(f_Q);
-  static_cast<void>(f_gemm_m);
-  static_cast<void>(f_gemm_n);
-  static_cast<void>(f_gemm_k);
-  static_cast<void>(f_k_iters_64);
-  static_cast<void>(f_ctas_64x64);
-  static_cast<void>(f_ctas_128x64);
-  static_cast<void>(f_ctas_64x128);
-  static_cast<void>(f_ctas_128x128);
-  static_cast<void>(f_ctas_256x128);
-  static_cast<void>(f_waves_128x128);
-  static_cast<void>(f_waves_64x64);
-  static_cast<void>(f_tail_128x128);
-  static_cast<void>(f_tail_64x64);
-  static_cast<void>(f_sms);
-  static_cast<void>(f_ctas_128x256);
-  static_cast<void>(f_tail_128x256);
-  static_cast<void>(f_waves_128x256);
-  static_cast<void>(f_tail_256x128);
-  static_cast<void>(f_waves_256x128);
-  static_cast<void>(f_ctas_64x256);
-  static_cast<void>(f_tail_64x256);
-  static_cast<void>(f_waves_64x256);
-  static_cast<void>(f_ctas_256x64);
-  static_cast<void>(f_tail_256x64);
-  static_cast<void>(f_waves_256x64);
-  static_cast<void>(f_nwaste_64);
-  static_cast<void>(f_nwaste_128);
-  static_cast<void>(f_nwaste_256);
-  static_cast<void>(f_mwaste_64);
-  static_cast<void>(f_mwaste_128);
-  static_cast<void>(f_mwaste_256);
-  static_cast<void>(f_kwaste_64);
   if (f_ctas_256x128 <= INT64_C(32)) {
+    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
     if (f_k_iters_64 <= INT64_C(9)) {
+      const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
       if (f_waves_64x64 <= INT64_C(1)) {
+        const std::int64_t f_R = R;
         if (f_R <= INT64_C(2)) {
+          const std::int64_t f_C = C;
           if (f_C <= INT64_C(368)) {
+            const std::int64_t f_N = N;
             if (f_N <= INT64_C(24)) {
+              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x256 <= INT64_C(681)) {
                 if (f_N <= INT64_C(12)) {
                   return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
@@ -2211,7 +2281,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               } else {
                 if (f_C <= INT64_C(248)) {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                   if (f_mwaste_256 <= INT64_C(17)) {
+                    const std::int64_t f_K = K;
                     if (f_K <= INT64_C(52)) {
                       return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
@@ -2221,6 +2293,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                   if (f_nwaste_256 <= INT64_C(812)) {
                     return 9;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2229,13 +2302,16 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(148)) {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(6976)) {
                   return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                 } else {
                   return 0;  // f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_K = K;
                 if (f_K <= INT64_C(44)) {
                   if (f_K <= INT64_C(28)) {
                     return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
@@ -2243,6 +2319,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x128 <= INT64_C(49)) {
                     return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2252,16 +2329,21 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             }
           } else {
+            const std::int64_t f_N = N;
             if (f_N <= INT64_C(20)) {
               if (f_N <= INT64_C(1)) {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(37)) {
+                  const std::int64_t f_stride = stride;
                   if (f_stride <= INT64_C(1)) {
+                    const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x256 <= INT64_C(79)) {
                       return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
                       return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_gemm_k = gemm_k;
                     if (f_gemm_k <= INT64_C(472)) {
                       return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
@@ -2269,7 +2351,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_128x64 <= INT64_C(23)) {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_128x128 <= INT64_C(11)) {
                       return 17;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
@@ -2280,10 +2364,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_gemm_k = gemm_k;
                 if (f_gemm_k <= INT64_C(496)) {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(132)) {
                     return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_gemm_n = gemm_n;
                     if (f_gemm_n <= INT64_C(600)) {
                       return 9;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2291,9 +2378,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x64 <= INT64_C(287)) {
                     return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x128 <= INT64_C(113)) {
                       return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2303,10 +2392,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
               if (f_ctas_64x256 <= INT64_C(67)) {
+                const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                 if (f_mwaste_128 <= INT64_C(625)) {
                   return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(781)) {
                     if (f_nwaste_128 <= INT64_C(406)) {
                       return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
@@ -2318,10 +2410,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_K = K;
                 if (f_K <= INT64_C(40)) {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(31)) {
                     return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                     if (f_nwaste_128 <= INT64_C(812)) {
                       return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2329,7 +2424,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                   if (f_nwaste_256 <= INT64_C(781)) {
+                    const std::int64_t f_gemm_k = gemm_k;
                     if (f_gemm_k <= INT64_C(432)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2343,11 +2440,17 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
             }
           }
         } else {
+          const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
           if (f_tail_64x256 <= INT64_C(511)) {
+            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_128x128 <= INT64_C(11)) {
+              const std::int64_t f_N = N;
               if (f_N <= INT64_C(3)) {
+                const std::int64_t f_gemm_n = gemm_n;
                 if (f_gemm_n <= INT64_C(176)) {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(421)) {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(52)) {
                       return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
@@ -2357,6 +2460,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                   if (f_mwaste_128 <= INT64_C(109)) {
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2364,10 +2468,12 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_gemm_n = gemm_n;
                 if (f_gemm_n <= INT64_C(148)) {
                   return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                 } else {
                   if (f_k_iters_64 <= INT64_C(6)) {
+                    const std::int64_t f_dilation = dilation;
                     if (f_dilation <= INT64_C(1)) {
                       return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2379,8 +2485,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
               if (f_mwaste_64 <= INT64_C(1)) {
+                const std::int64_t f_N = N;
                 if (f_N <= INT64_C(80)) {
+                  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                   if (f_ctas_64x256 <= INT64_C(49)) {
                     if (f_ctas_64x256 <= INT64_C(42)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
@@ -2388,6 +2497,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                       return 17;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_256x64 <= INT64_C(22)) {
                       return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
@@ -2399,7 +2509,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               } else {
                 if (f_ctas_256x128 <= INT64_C(18)) {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                   if (f_mwaste_256 <= INT64_C(164)) {
+                    const std::int64_t f_gemm_m = gemm_m;
                     if (f_gemm_m <= INT64_C(2585)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2414,15 +2526,20 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             }
           } else {
+            const std::int64_t f_gemm_k = gemm_k;
             if (f_gemm_k <= INT64_C(324)) {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
               if (f_nwaste_128 <= INT64_C(656)) {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(203)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(28)) {
                     return 27;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_P = P;
                   if (f_P <= INT64_C(10)) {
                     return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2430,7 +2547,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_128x64 <= INT64_C(56)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(24)) {
                     return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2441,9 +2560,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x128 <= INT64_C(162)) {
                 return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
               } else {
+                const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                 if (f_ctas_64x256 <= INT64_C(99)) {
                   return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                 } else {
@@ -2454,11 +2575,16 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
           }
         }
       } else {
+        const std::int64_t f_gemm_k = gemm_k;
         if (f_gemm_k <= INT64_C(272)) {
+          const std::int64_t f_S = S;
           if (f_S <= INT64_C(2)) {
+            const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
             if (f_nwaste_64 <= INT64_C(312)) {
+              const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x256 <= INT64_C(223)) {
                 if (f_gemm_k <= INT64_C(176)) {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                   if (f_mwaste_64 <= INT64_C(10)) {
                     if (f_gemm_k <= INT64_C(80)) {
                       return 17;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
@@ -2466,6 +2592,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                       return 0;  // f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                     if (f_nwaste_128 <= INT64_C(88)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2480,14 +2607,18 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x64 <= INT64_C(780)) {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                   if (f_nwaste_256 <= INT64_C(578)) {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                     if (f_nwaste_128 <= INT64_C(31)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
                       return 2;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_C = C;
                     if (f_C <= INT64_C(224)) {
                       return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2495,9 +2626,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                   if (f_nwaste_256 <= INT64_C(15)) {
                     return 2;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_C = C;
                     if (f_C <= INT64_C(168)) {
                       return 0;  // f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2507,13 +2640,16 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
               if (f_mwaste_256 <= INT64_C(14)) {
+                const std::int64_t f_P = P;
                 if (f_P <= INT64_C(76)) {
                   return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                 } else {
                   return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(220)) {
                   return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
@@ -2522,6 +2658,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             }
           } else {
+            const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
             if (f_nwaste_128 <= INT64_C(260)) {
               return 18;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
             } else {
@@ -2529,13 +2666,19 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
             }
           }
         } else {
+          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
           if (f_ctas_64x256 <= INT64_C(69)) {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(52)) {
               return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
             } else {
+              const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_256x64 <= INT64_C(41)) {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(83)) {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                   if (f_mwaste_128 <= INT64_C(131)) {
+                    const std::int64_t f_K = K;
                     if (f_K <= INT64_C(160)) {
                       return 18;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2545,6 +2688,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(13)) {
                     return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2552,9 +2696,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                 if (f_mwaste_128 <= INT64_C(19)) {
                   return 9;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                   if (f_nwaste_64 <= INT64_C(80)) {
                     if (f_k_iters_64 <= INT64_C(6)) {
                       return 9;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
@@ -2568,10 +2714,15 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             }
           } else {
+            const std::int64_t f_P = P;
             if (f_P <= INT64_C(27)) {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
               if (f_nwaste_128 <= INT64_C(62)) {
+                const std::int64_t f_R = R;
                 if (f_R <= INT64_C(2)) {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(27)) {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(19)) {
                       return 18;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2588,9 +2739,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_gemm_n = gemm_n;
                 if (f_gemm_n <= INT64_C(88)) {
                   return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_N = N;
                   if (f_N <= INT64_C(80)) {
                     return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2599,9 +2752,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_R = R;
               if (f_R <= INT64_C(2)) {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(400)) {
+                  const std::int64_t f_Q = Q;
                   if (f_Q <= INT64_C(30)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(41)) {
                       return 18;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2611,7 +2768,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(31)) {
+                    const std::int64_t f_gemm_m = gemm_m;
                     if (f_gemm_m <= INT64_C(7232)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2626,6 +2785,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                 if (f_nwaste_128 <= INT64_C(125)) {
                   return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
@@ -2637,17 +2797,23 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
         }
       }
     } else {
+      const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
       if (f_waves_64x64 <= INT64_C(1)) {
         if (f_k_iters_64 <= INT64_C(18)) {
+          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
           if (f_ctas_64x256 <= INT64_C(51)) {
+            const std::int64_t f_N = N;
             if (f_N <= INT64_C(1)) {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(848)) {
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x256 <= INT64_C(102)) {
                   return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                 } else {
                   if (f_gemm_k <= INT64_C(760)) {
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                     if (f_mwaste_256 <= INT64_C(194)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2660,6 +2826,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   if (f_ctas_256x128 <= INT64_C(2)) {
                     return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_256x64 <= INT64_C(24)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2667,7 +2834,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_128x64 <= INT64_C(28)) {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                     if (f_nwaste_256 <= INT64_C(812)) {
                       return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2679,8 +2848,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(92)) {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(58)) {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(452)) {
                     if (f_ctas_64x64 <= INT64_C(31)) {
                       return 26;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
@@ -2695,6 +2867,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_64x128 <= INT64_C(35)) {
                     return 10;  // f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2703,7 +2876,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               } else {
                 if (f_N <= INT64_C(12)) {
+                  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_64x128 <= INT64_C(34)) {
+                    const std::int64_t f_gemm_k = gemm_k;
                     if (f_gemm_k <= INT64_C(808)) {
                       return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
@@ -2713,6 +2888,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_256x64 <= INT64_C(7)) {
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2722,7 +2898,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             }
           } else {
+            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_128x256 <= INT64_C(253)) {
+              const std::int64_t f_N = N;
               if (f_N <= INT64_C(4)) {
                 return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
@@ -2732,9 +2910,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               if (f_k_iters_64 <= INT64_C(11)) {
                 return 11;  // f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
+                const std::int64_t f_N = N;
                 if (f_N <= INT64_C(1)) {
                   return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x64 <= INT64_C(753)) {
                     return 24;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   } else {
@@ -2745,13 +2925,18 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
             }
           }
         } else {
+          const std::int64_t f_gemm_m = gemm_m;
           if (f_gemm_m <= INT64_C(2402)) {
+            const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
             if (f_nwaste_64 <= INT64_C(6)) {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(2448)) {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(22)) {
                   if (f_gemm_k <= INT64_C(1888)) {
                     return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_N = N;
                     if (f_N <= INT64_C(20)) {
                       return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2766,6 +2951,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                       return 26;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x64 <= INT64_C(120)) {
                       return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2774,10 +2960,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(88)) {
                   return 27;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                   if (f_mwaste_128 <= INT64_C(131)) {
+                    const std::int64_t f_P = P;
                     if (f_P <= INT64_C(26)) {
                       return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2789,11 +2978,15 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_K = K;
               if (f_K <= INT64_C(104)) {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(0)) {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(32)) {
                     return 26;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_W = W;
                     if (f_W <= INT64_C(45)) {
                       return 27;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2801,6 +2994,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x256 <= INT64_C(124)) {
                     if (f_gemm_m <= INT64_C(200)) {
                       return 27;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
@@ -2812,10 +3006,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(10)) {
                   return 27;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_pad = pad;
                   if (f_pad <= INT64_C(5)) {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_64x64 <= INT64_C(101)) {
                       return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2828,9 +3025,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             }
           } else {
+            const std::int64_t f_gemm_n = gemm_n;
             if (f_gemm_n <= INT64_C(80)) {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x64 <= INT64_C(147)) {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(250)) {
+                  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                   if (f_ctas_64x256 <= INT64_C(49)) {
                     if (f_ctas_256x128 <= INT64_C(12)) {
                       return 27;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
@@ -2841,7 +3042,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     return 25;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x256 <= INT64_C(450)) {
+                    const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_64x128 <= INT64_C(42)) {
                       return 27;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2852,7 +3055,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                 if (f_nwaste_128 <= INT64_C(656)) {
+                  const std::int64_t f_K = K;
                   if (f_K <= INT64_C(60)) {
                     return 27;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2863,10 +3068,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(33)) {
                 return 26;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
+                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                 if (f_nwaste_128 <= INT64_C(62)) {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x256 <= INT64_C(450)) {
                     return 10;  // f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2880,12 +3088,18 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
           }
         }
       } else {
+        const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
         if (f_nwaste_256 <= INT64_C(265)) {
+          const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
           if (f_nwaste_128 <= INT64_C(109)) {
             if (f_k_iters_64 <= INT64_C(23)) {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(1088)) {
+                const std::int64_t f_S = S;
                 if (f_S <= INT64_C(5)) {
+                  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                   if (f_ctas_128x256 <= INT64_C(29)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                     if (f_mwaste_256 <= INT64_C(44)) {
                       return 19;  // f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2898,6 +3112,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_Q = Q;
                 if (f_Q <= INT64_C(25)) {
                   return 10;  // f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
@@ -2906,12 +3121,15 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             } else {
               if (f_nwaste_256 <= INT64_C(2)) {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_256x64 <= INT64_C(60)) {
                   return 19;  // f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x64 <= INT64_C(817)) {
                     return 18;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_gemm_k = gemm_k;
                     if (f_gemm_k <= INT64_C(3456)) {
                       return 18;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2920,8 +3138,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x64 <= INT64_C(567)) {
+                  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                   if (f_ctas_64x256 <= INT64_C(57)) {
+                    const std::int64_t f_gemm_m = gemm_m;
                     if (f_gemm_m <= INT64_C(645)) {
                       return 20;  // f16nhwc90_t64x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2947,14 +3168,19 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
             }
           }
         } else {
+          const std::int64_t f_K = K;
           if (f_K <= INT64_C(104)) {
             return 10;  // f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
           } else {
+            const std::int64_t f_gemm_n = gemm_n;
             if (f_gemm_n <= INT64_C(132)) {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(848)) {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(19)) {
                   return 18;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(704)) {
                     return 18;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -2966,14 +3192,18 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_128x64 <= INT64_C(73)) {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(97)) {
                     return 18;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
                     return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                   if (f_mwaste_256 <= INT64_C(31)) {
+                    const std::int64_t f_C = C;
                     if (f_C <= INT64_C(112)) {
                       return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -2988,6 +3218,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               if (f_K <= INT64_C(240)) {
                 return 9;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x128 <= INT64_C(370)) {
                   return 9;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
@@ -3000,18 +3231,27 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
       }
     }
   } else {
+    const std::int64_t f_K = K;
     if (f_K <= INT64_C(68)) {
+      const std::int64_t f_R = R;
       if (f_R <= INT64_C(2)) {
+        const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
         if (f_waves_64x256 <= INT64_C(6)) {
+          const std::int64_t f_gemm_m = gemm_m;
           if (f_gemm_m <= INT64_C(16914)) {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
             if (f_k_iters_64 <= INT64_C(3)) {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(39)) {
+                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                 if (f_nwaste_128 <= INT64_C(562)) {
                   return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_64x128 <= INT64_C(163)) {
                     return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x256 <= INT64_C(670)) {
                       return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
@@ -3020,10 +3260,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(125)) {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x256 <= INT64_C(499)) {
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(84)) {
                       return 2;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3031,9 +3274,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_gemm_k = gemm_k;
                   if (f_gemm_k <= INT64_C(24)) {
                     return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(375)) {
                       return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
@@ -3043,9 +3288,12 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_128x64 <= INT64_C(115)) {
+                const std::int64_t f_P = P;
                 if (f_P <= INT64_C(75)) {
                   if (f_k_iters_64 <= INT64_C(4)) {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                     if (f_nwaste_128 <= INT64_C(562)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3066,9 +3314,12 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             }
           } else {
+            const std::int64_t f_gemm_k = gemm_k;
             if (f_gemm_k <= INT64_C(440)) {
+              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
               if (f_nwaste_64 <= INT64_C(125)) {
                 if (f_gemm_k <= INT64_C(160)) {
+                  const std::int64_t f_P = P;
                   if (f_P <= INT64_C(96)) {
                     return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3078,6 +3329,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   if (f_gemm_m <= INT64_C(28928)) {
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x64 <= INT64_C(760)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3086,14 +3338,18 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(31)) {
+                  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                   if (f_ctas_64x256 <= INT64_C(452)) {
+                    const std::int64_t f_P = P;
                     if (f_P <= INT64_C(41)) {
                       return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_64x128 <= INT64_C(562)) {
                       return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
@@ -3101,13 +3357,16 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(64)) {
+                    const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x64 <= INT64_C(764)) {
                       return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
                       return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                     if (f_ctas_128x256 <= INT64_C(226)) {
                       return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3117,13 +3376,16 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x64 <= INT64_C(412)) {
                 return 13;  // f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
                 if (f_tail_64x64 <= INT64_C(904)) {
+                  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                   if (f_nwaste_64 <= INT64_C(250)) {
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                     if (f_mwaste_64 <= INT64_C(0)) {
                       return 11;  // f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3137,14 +3399,19 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
             }
           }
         } else {
+          const std::int64_t f_gemm_n = gemm_n;
           if (f_gemm_n <= INT64_C(56)) {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
             if (f_k_iters_64 <= INT64_C(1)) {
+              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
               if (f_kwaste_64 <= INT64_C(125)) {
                 return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
               } else {
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                 if (f_mwaste_256 <= INT64_C(0)) {
                   return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_P = P;
                   if (f_P <= INT64_C(97)) {
                     return 13;  // f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3153,10 +3420,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_W = W;
               if (f_W <= INT64_C(102)) {
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x128 <= INT64_C(560)) {
                   return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(84)) {
                     if (f_ctas_256x128 <= INT64_C(588)) {
                       return 13;  // f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
@@ -3171,7 +3441,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 if (f_W <= INT64_C(118)) {
                   return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                   if (f_nwaste_256 <= INT64_C(874)) {
+                    const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x128 <= INT64_C(908)) {
                       return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3188,13 +3460,17 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             }
           } else {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
             if (f_k_iters_64 <= INT64_C(2)) {
+              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
               if (f_kwaste_64 <= INT64_C(125)) {
                 return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
               } else {
+                const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_128x128 <= INT64_C(1703)) {
                   return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
                   if (f_waves_64x64 <= INT64_C(38)) {
                     return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3203,13 +3479,16 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
               if (f_ctas_128x128 <= INT64_C(680)) {
+                const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                 if (f_waves_256x128 <= INT64_C(2)) {
                   return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
                   return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_64x128 <= INT64_C(3104)) {
                   return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
@@ -3221,16 +3500,22 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
         }
       } else {
         if (f_K <= INT64_C(60)) {
+          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
           if (f_ctas_64x64 <= INT64_C(415)) {
+            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_128x128 <= INT64_C(107)) {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(68)) {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(9640)) {
                   return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                 } else {
                   return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                 if (f_mwaste_128 <= INT64_C(1)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x128 <= INT64_C(370)) {
                     return 11;  // f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3241,12 +3526,15 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x64 <= INT64_C(601)) {
                 return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(1)) {
                   return 13;  // f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
                   if (f_waves_64x256 <= INT64_C(2)) {
                     return 11;  // f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3256,12 +3544,17 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             }
           } else {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(116)) {
+              const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
               if (f_waves_64x256 <= INT64_C(28)) {
+                const std::int64_t f_N = N;
                 if (f_N <= INT64_C(6)) {
                   return 13;  // f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_stride = stride;
                   if (f_stride <= INT64_C(1)) {
+                    const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x128 <= INT64_C(71)) {
                       return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3272,6 +3565,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                 if (f_nwaste_128 <= INT64_C(687)) {
                   return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
@@ -3279,6 +3573,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
               if (f_nwaste_256 <= INT64_C(859)) {
                 return 11;  // f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
@@ -3287,13 +3582,18 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
             }
           }
         } else {
+          const std::int64_t f_gemm_k = gemm_k;
           if (f_gemm_k <= INT64_C(720)) {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
             if (f_k_iters_64 <= INT64_C(7)) {
+              const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
               if (f_waves_256x64 <= INT64_C(1)) {
                 if (f_ctas_256x128 <= INT64_C(74)) {
                   return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                   if (f_mwaste_128 <= INT64_C(2)) {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                     if (f_ctas_128x256 <= INT64_C(182)) {
                       return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3304,7 +3604,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_N = N;
                 if (f_N <= INT64_C(20)) {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x256 <= INT64_C(264)) {
                     return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3315,8 +3617,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
               if (f_ctas_128x256 <= INT64_C(226)) {
+                const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_128x128 <= INT64_C(130)) {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x256 <= INT64_C(727)) {
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3334,20 +3639,25 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             }
           } else {
+            const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
             if (f_waves_128x128 <= INT64_C(1)) {
               return 9;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
             } else {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(37)) {
                 return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
                 if (f_gemm_k <= INT64_C(1440)) {
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                   if (f_k_iters_64 <= INT64_C(16)) {
                     return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
                     return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                   if (f_ctas_128x256 <= INT64_C(456)) {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                     if (f_k_iters_64 <= INT64_C(40)) {
                       return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3363,11 +3673,16 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
         }
       }
     } else {
+      const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
       if (f_nwaste_256 <= INT64_C(240)) {
+        const std::int64_t f_gemm_k = gemm_k;
         if (f_gemm_k <= INT64_C(1016)) {
           if (f_gemm_k <= INT64_C(388)) {
+            const std::int64_t f_R = R;
             if (f_R <= INT64_C(2)) {
+              const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_256x64 <= INT64_C(132)) {
+                const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_128x64 <= INT64_C(212)) {
                   if (f_ctas_256x64 <= INT64_C(82)) {
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
@@ -3385,7 +3700,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 if (f_nwaste_256 <= INT64_C(3)) {
                   return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(47)) {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                     if (f_nwaste_128 <= INT64_C(132)) {
                       return 14;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3401,10 +3718,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
               if (f_nwaste_128 <= INT64_C(24)) {
+                const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                 if (f_waves_128x128 <= INT64_C(1)) {
                   return 21;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_256x64 <= INT64_C(500)) {
                     return 3;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3412,7 +3732,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(8174)) {
+                  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_64x64 <= INT64_C(594)) {
                     return 5;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3425,15 +3747,19 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
             }
           } else {
             if (f_nwaste_256 <= INT64_C(32)) {
+              const std::int64_t f_gemm_m = gemm_m;
               if (f_gemm_m <= INT64_C(49668)) {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_256x64 <= INT64_C(232)) {
                   if (f_ctas_256x128 <= INT64_C(53)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(41)) {
                       return 21;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
                       return 3;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x64 <= INT64_C(409)) {
                       return 14;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3441,6 +3767,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_64x128 <= INT64_C(496)) {
                     return 22;  // f16nhwc90_t64x256x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3449,6 +3776,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               } else {
                 if (f_K <= INT64_C(640)) {
+                  const std::int64_t f_Q = Q;
                   if (f_Q <= INT64_C(56)) {
                     return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3463,9 +3791,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_pad = pad;
               if (f_pad <= INT64_C(2)) {
                 if (f_ctas_256x128 <= INT64_C(67)) {
                   if (f_K <= INT64_C(1100)) {
+                    const std::int64_t f_Q = Q;
                     if (f_Q <= INT64_C(10)) {
                       return 2;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3476,12 +3806,14 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 } else {
                   if (f_gemm_k <= INT64_C(552)) {
+                    const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                     if (f_waves_256x128 <= INT64_C(1)) {
                       return 15;  // f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
                       return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x128 <= INT64_C(94)) {
                       return 5;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3495,11 +3827,16 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
             }
           }
         } else {
+          const std::int64_t f_gemm_n = gemm_n;
           if (f_gemm_n <= INT64_C(384)) {
+            const std::int64_t f_dilation = dilation;
             if (f_dilation <= INT64_C(7)) {
               if (f_ctas_256x128 <= INT64_C(52)) {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(320)) {
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                   if (f_k_iters_64 <= INT64_C(30)) {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                     if (f_ctas_64x256 <= INT64_C(69)) {
                       return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3513,7 +3850,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                   if (f_k_iters_64 <= INT64_C(27)) {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_128x128 <= INT64_C(93)) {
                       return 21;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3524,8 +3863,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_R = R;
                 if (f_R <= INT64_C(2)) {
+                  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_128x64 <= INT64_C(608)) {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_64x64 <= INT64_C(618)) {
                       return 21;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3542,14 +3884,19 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               return 21;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
             }
           } else {
+            const std::int64_t f_gemm_m = gemm_m;
             if (f_gemm_m <= INT64_C(26144)) {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
               if (f_k_iters_64 <= INT64_C(34)) {
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x128 <= INT64_C(105)) {
                   return 5;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_256x64 <= INT64_C(456)) {
                     return 21;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_Q = Q;
                     if (f_Q <= INT64_C(26)) {
                       return 21;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3558,7 +3905,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x64 <= INT64_C(242)) {
+                  const std::int64_t f_pad = pad;
                   if (f_pad <= INT64_C(1)) {
                     return 6;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3569,6 +3918,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                   if (f_mwaste_128 <= INT64_C(130)) {
                     return 21;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3577,7 +3927,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(1536)) {
+                const std::int64_t f_S = S;
                 if (f_S <= INT64_C(2)) {
                   if (f_gemm_n <= INT64_C(1280)) {
                     return 3;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
@@ -3589,7 +3941,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_stride = stride;
                   if (f_stride <= INT64_C(1)) {
+                    const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
                     if (f_waves_256x64 <= INT64_C(13)) {
                       return 21;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3607,15 +3961,20 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
         }
       } else {
         if (f_nwaste_256 <= INT64_C(476)) {
+          const std::int64_t f_S = S;
           if (f_S <= INT64_C(2)) {
+            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_128x128 <= INT64_C(120)) {
+              const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_128x64 <= INT64_C(127)) {
+                const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x256 <= INT64_C(283)) {
                   return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
                   if (f_tail_128x256 <= INT64_C(336)) {
                     return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                     if (f_k_iters_64 <= INT64_C(16)) {
                       return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3625,7 +3984,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               } else {
                 if (f_K <= INT64_C(288)) {
+                  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                   if (f_nwaste_64 <= INT64_C(20)) {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x64 <= INT64_C(965)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3635,6 +3996,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_Q = Q;
                   if (f_Q <= INT64_C(14)) {
                     return 2;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3643,14 +4005,18 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_gemm_n = gemm_n;
               if (f_gemm_n <= INT64_C(240)) {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(6)) {
+                  const std::int64_t f_gemm_k = gemm_k;
                   if (f_gemm_k <= INT64_C(28)) {
                     return 6;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
                     return 5;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x256 <= INT64_C(621)) {
                     return 5;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3658,10 +4024,13 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                 if (f_ctas_128x256 <= INT64_C(761)) {
+                  const std::int64_t f_gemm_k = gemm_k;
                   if (f_gemm_k <= INT64_C(108)) {
                     return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x64 <= INT64_C(829)) {
                       return 5;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3674,18 +4043,24 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
               }
             }
           } else {
+            const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
             if (f_ctas_128x256 <= INT64_C(55)) {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
               if (f_nwaste_128 <= INT64_C(212)) {
+                const std::int64_t f_Q = Q;
                 if (f_Q <= INT64_C(24)) {
                   return 2;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
                   return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(240)) {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(534)) {
                     return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                     if (f_k_iters_64 <= INT64_C(22)) {
                       return 12;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3697,21 +4072,26 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
               if (f_nwaste_128 <= INT64_C(158)) {
                 if (f_nwaste_128 <= INT64_C(50)) {
+                  const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                   if (f_waves_256x128 <= INT64_C(1)) {
                     return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
                     return 5;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(783)) {
+                    const std::int64_t f_C = C;
                     if (f_C <= INT64_C(276)) {
                       return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
                       return 5;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_128x64 <= INT64_C(477)) {
                       return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3720,8 +4100,11 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(136)) {
+                  const std::int64_t f_gemm_k = gemm_k;
                   if (f_gemm_k <= INT64_C(612)) {
+                    const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                     if (f_nwaste_64 <= INT64_C(12)) {
                       return 5;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3731,7 +4114,9 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     return 6;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(696)) {
+                    const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_128x64 <= INT64_C(760)) {
                       return 6;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3749,11 +4134,15 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
             }
           }
         } else {
+          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
           if (f_k_iters_64 <= INT64_C(4)) {
             if (f_K <= INT64_C(116)) {
+              const std::int64_t f_pad = pad;
               if (f_pad <= INT64_C(0)) {
+                const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                 if (f_ctas_128x256 <= INT64_C(152)) {
                   if (f_K <= INT64_C(88)) {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x64 <= INT64_C(348)) {
                       return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3767,13 +4156,16 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(562)) {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                     if (f_nwaste_128 <= INT64_C(187)) {
                       return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
                       return 14;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_W = W;
                     if (f_W <= INT64_C(45)) {
                       return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3782,6 +4174,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(1993)) {
                   return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
@@ -3789,15 +4182,20 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
               if (f_ctas_64x128 <= INT64_C(452)) {
+                const std::int64_t f_gemm_k = gemm_k;
                 if (f_gemm_k <= INT64_C(124)) {
+                  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                   if (f_nwaste_64 <= INT64_C(31)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(125)) {
                       return 23;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
                       return 7;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_W = W;
                     if (f_W <= INT64_C(42)) {
                       return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3808,12 +4206,15 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(312)) {
                   return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x128 <= INT64_C(636)) {
                     return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                     if (f_mwaste_256 <= INT64_C(2)) {
                       return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3825,9 +4226,12 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
             }
           } else {
             if (f_K <= INT64_C(108)) {
+              const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
               if (f_waves_64x64 <= INT64_C(4)) {
+                const std::int64_t f_gemm_k = gemm_k;
                 if (f_gemm_k <= INT64_C(1080)) {
                   if (f_k_iters_64 <= INT64_C(7)) {
+                    const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x128 <= INT64_C(715)) {
                       return 2;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3837,6 +4241,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     return 2;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_P = P;
                   if (f_P <= INT64_C(27)) {
                     return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3844,6 +4249,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                   }
                 }
               } else {
+                const std::int64_t f_S = S;
                 if (f_S <= INT64_C(4)) {
                   return 14;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
@@ -3851,15 +4257,19 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 }
               }
             } else {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(816)) {
                 if (f_ctas_256x128 <= INT64_C(139)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(52)) {
+                    const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                     if (f_nwaste_64 <= INT64_C(31)) {
                       return 2;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
                       return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x64 <= INT64_C(780)) {
                       return 16;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -3867,6 +4277,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                     }
                   }
                 } else {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(272)) {
                     if (f_C <= INT64_C(48)) {
                       return 4;  // f16nhwc90_t128x128x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
@@ -3885,6 +4296,7 @@ constexpr int select_f16nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, s
                 if (f_gemm_k <= INT64_C(1260)) {
                   return 2;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_64x128 <= INT64_C(191)) {
                     return 10;  // f16nhwc90_t128x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -3969,101 +4381,26 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
   const std::int64_t gemm_m = ((N * P) * Q);
   const std::int64_t gemm_n = K;
   const std::int64_t gemm_k = ((C * R) * S);
-  const std::int64_t f_N = N;
-  const std::int64_t f_C = C;
-  const std::int64_t f_H = H;
-  const std::int64_t f_W = W;
-  const std::int64_t f_K = K;
-  const std::int64_t f_R = R;
-  const std::int64_t f_S = S;
-  const std::int64_t f_stride = stride;
-  const std::int64_t f_pad = pad;
-  const std::int64_t f_dilation = dilation;
-  const std::int64_t f_P = P;
-  const std::int64_t f_Q = Q;
-  const std::int64_t f_gemm_m = gemm_m;
-  const std::int64_t f_gemm_n = gemm_n;
-  const std::int64_t f_gemm_k = gemm_k;
-  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+  static_cast<void>(P);
+  static_cast<void>(Q);
+  static_cast<void>(gemm_m);
+  static_cast<void>(gemm_n);
+  static_cast<void>(gemm_k);
   const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
-  const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_sms = sms;
-  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
-  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-  static_cast<void>(f_N);
-  static_cast<void>(f_C);
-  static_cast<void>(f_H);
-  static_cast<void>(f_W);
-  static_cast<void>(f_K);
-  static_cast<void>(f_R);
-  static_cast<void>(f_S);
-  static_cast<void>(f_stride);
-  static_cast<void>(f_pad);
-  static_cast<void>(f_dilation);
-  static_cast<void>(f_P);
-  static_cast<void>(f_Q);
-  static_cast<void>(f_gemm_m);
-  static_cast<void>(f_gemm_n);
-  static_cast<void>(f_gemm_k);
-  static_cast<void>(f_k_iters_64);
-  static_cast<void>(f_ctas_64x64);
-  static_cast<void>(f_ctas_128x64);
-  static_cast<void>(f_ctas_64x128);
-  static_cast<void>(f_ctas_128x128);
-  static_cast<void>(f_ctas_256x128);
-  static_cast<void>(f_waves_128x128);
-  static_cast<void>(f_waves_64x64);
-  static_cast<void>(f_tail_128x128);
-  static_cast<void>(f_tail_64x64);
-  static_cast<void>(f_sms);
-  static_cast<void>(f_ctas_128x256);
-  static_cast<void>(f_tail_128x256);
-  static_cast<void>(f_waves_128x256);
-  static_cast<void>(f_tail_256x128);
-  static_cast<void>(f_waves_256x128);
-  static_cast<void>(f_ctas_64x256);
-  static_cast<void>(f_tail_64x256);
-  static_cast<void>(f_waves_64x256);
-  static_cast<void>(f_ctas_256x64);
-  static_cast<void>(f_tail_256x64);
-  static_cast<void>(f_waves_256x64);
-  static_cast<void>(f_nwaste_64);
-  static_cast<void>(f_nwaste_128);
-  static_cast<void>(f_nwaste_256);
-  static_cast<void>(f_mwaste_64);
-  static_cast<void>(f_mwaste_128);
-  static_cast<void>(f_mwaste_256);
-  static_cast<void>(f_kwaste_64);
   if (f_ctas_64x64 <= INT64_C(128)) {
+    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
     if (f_k_iters_64 <= INT64_C(36)) {
+      const std::int64_t f_K = K;
       if (f_K <= INT64_C(120)) {
+        const std::int64_t f_gemm_n = gemm_n;
         if (f_gemm_n <= INT64_C(40)) {
+          const std::int64_t f_N = N;
           if (f_N <= INT64_C(48)) {
+            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_128x128 <= INT64_C(56)) {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(168)) {
+                const std::int64_t f_R = R;
                 if (f_R <= INT64_C(2)) {
                   return 19;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
                 } else {
@@ -4076,6 +4413,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
               return 7;  // i8nhwc90_t128x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
             }
           } else {
+            const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_64x256 <= INT64_C(492)) {
               return 22;  // i8nhwc90_t64x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
             } else {
@@ -4083,11 +4421,15 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
             }
           }
         } else {
+          const std::int64_t f_R = R;
           if (f_R <= INT64_C(2)) {
+            const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
             if (f_ctas_128x256 <= INT64_C(10)) {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(1920)) {
                 return 19;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
               } else {
+                const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                 if (f_mwaste_128 <= INT64_C(843)) {
                   return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4095,13 +4437,16 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 }
               }
             } else {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(200)) {
+                const std::int64_t f_Q = Q;
                 if (f_Q <= INT64_C(6)) {
                   return 7;  // i8nhwc90_t128x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
                 } else {
                   return 19;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(16)) {
                   return 19;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
                 } else {
@@ -4110,6 +4455,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
               }
             }
           } else {
+            const std::int64_t f_H = H;
             if (f_H <= INT64_C(11)) {
               if (f_gemm_n <= INT64_C(72)) {
                 return 19;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
@@ -4124,6 +4470,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
               if (f_k_iters_64 <= INT64_C(16)) {
                 return 18;  // i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
               } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(3)) {
                   return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4135,9 +4482,12 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
         }
       } else {
         if (f_k_iters_64 <= INT64_C(8)) {
+          const std::int64_t f_S = S;
           if (f_S <= INT64_C(1)) {
+            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_64x128 <= INT64_C(29)) {
               if (f_ctas_64x128 <= INT64_C(9)) {
+                const std::int64_t f_N = N;
                 if (f_N <= INT64_C(48)) {
                   return 19;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
                 } else {
@@ -4147,13 +4497,16 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 return 19;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
               }
             } else {
+              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x256 <= INT64_C(208)) {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(21)) {
                   return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
                   return 19;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(240)) {
                   return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4162,8 +4515,11 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
               }
             }
           } else {
+            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_256x128 <= INT64_C(82)) {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(25)) {
+                const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                 if (f_mwaste_128 <= INT64_C(527)) {
                   return 18;  // i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4173,6 +4529,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
               }
             } else {
+              const std::int64_t f_gemm_m = gemm_m;
               if (f_gemm_m <= INT64_C(872)) {
                 return 15;  // i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
               } else {
@@ -4181,6 +4538,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
             }
           }
         } else {
+          const std::int64_t f_gemm_k = gemm_k;
           if (f_gemm_k <= INT64_C(1624)) {
             if (f_ctas_64x64 <= INT64_C(4)) {
               if (f_k_iters_64 <= INT64_C(19)) {
@@ -4189,9 +4547,11 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 return 18;  // i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
               }
             } else {
+              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
               if (f_kwaste_64 <= INT64_C(5)) {
                 return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(8)) {
                   return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4200,14 +4560,18 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
               }
             }
           } else {
+            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
             if (f_mwaste_256 <= INT64_C(921)) {
+              const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_256x64 <= INT64_C(3)) {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(14)) {
                   return 18;  // i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
                   return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(22)) {
                   return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4221,16 +4585,21 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
         }
       }
     } else {
+      const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
       if (f_ctas_64x128 <= INT64_C(48)) {
         if (f_k_iters_64 <= INT64_C(58)) {
+          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
           if (f_kwaste_64 <= INT64_C(2)) {
+            const std::int64_t f_pad = pad;
             if (f_pad <= INT64_C(2)) {
               return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
             } else {
               return 21;  // i8nhwc90_t64x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb
             }
           } else {
+            const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_128x128 <= INT64_C(147)) {
+              const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
               if (f_mwaste_128 <= INT64_C(656)) {
                 return 21;  // i8nhwc90_t64x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
@@ -4241,9 +4610,13 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
             }
           }
         } else {
+          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
           if (f_tail_256x64 <= INT64_C(117)) {
+            const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
             if (f_ctas_128x64 <= INT64_C(25)) {
+              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
               if (f_nwaste_256 <= INT64_C(31)) {
+                const std::int64_t f_stride = stride;
                 if (f_stride <= INT64_C(1)) {
                   return 21;  // i8nhwc90_t64x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4253,6 +4626,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 return 22;  // i8nhwc90_t64x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
               }
             } else {
+              const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
               if (f_mwaste_256 <= INT64_C(83)) {
                 return 22;  // i8nhwc90_t64x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
@@ -4260,10 +4634,13 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
               }
             }
           } else {
+            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
             if (f_mwaste_256 <= INT64_C(857)) {
+              const std::int64_t f_gemm_m = gemm_m;
               if (f_gemm_m <= INT64_C(376)) {
                 return 22;  // i8nhwc90_t64x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
+                const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x256 <= INT64_C(90)) {
                   return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4276,8 +4653,11 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
           }
         }
       } else {
+        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
         if (f_nwaste_64 <= INT64_C(62)) {
+          const std::int64_t f_H = H;
           if (f_H <= INT64_C(163)) {
+            const std::int64_t f_Q = Q;
             if (f_Q <= INT64_C(31)) {
               return 20;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
             } else {
@@ -4291,12 +4671,14 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
             return 22;  // i8nhwc90_t64x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
           }
         } else {
+          const std::int64_t f_Q = Q;
           if (f_Q <= INT64_C(14)) {
             return 19;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
           } else {
             if (f_ctas_64x64 <= INT64_C(49)) {
               return 19;  // i8nhwc90_t64x64x128_c1x1x1_sauto_kws_enosmem_a16x16x16_lincomb
             } else {
+              const std::int64_t f_gemm_m = gemm_m;
               if (f_gemm_m <= INT64_C(5920)) {
                 return 22;  // i8nhwc90_t64x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
@@ -4308,11 +4690,17 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
       }
     }
   } else {
+    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
     if (f_nwaste_128 <= INT64_C(52)) {
+      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
       if (f_k_iters_64 <= INT64_C(19)) {
+        const std::int64_t f_C = C;
         if (f_C <= INT64_C(120)) {
+          const std::int64_t f_pad = pad;
           if (f_pad <= INT64_C(0)) {
+            const std::int64_t f_gemm_m = gemm_m;
             if (f_gemm_m <= INT64_C(198672)) {
+              const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
               if (f_ctas_64x256 <= INT64_C(344)) {
                 if (f_gemm_m <= INT64_C(2864)) {
                   return 15;  // i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
@@ -4320,6 +4708,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                   return 18;  // i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_256x64 <= INT64_C(2626)) {
                   return 6;  // i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4330,14 +4719,18 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
               return 15;  // i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
             }
           } else {
+            const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
             if (f_ctas_128x256 <= INT64_C(97)) {
+              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x256 <= INT64_C(719)) {
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_256x128 <= INT64_C(38)) {
                   return 15;  // i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
                   return 2;  // i8nhwc90_t128x128x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_K = K;
                 if (f_K <= INT64_C(192)) {
                   return 6;  // i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4345,6 +4738,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 }
               }
             } else {
+              const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
               if (f_mwaste_64 <= INT64_C(10)) {
                 return 3;  // i8nhwc90_t128x128x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
@@ -4353,15 +4747,19 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
             }
           }
         } else {
+          const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
           if (f_ctas_256x64 <= INT64_C(131)) {
+            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_64x128 <= INT64_C(139)) {
               if (f_k_iters_64 <= INT64_C(10)) {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(58)) {
                   return 18;  // i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
                   return 8;  // i8nhwc90_t128x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_256x128 <= INT64_C(33)) {
                   return 15;  // i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4369,6 +4767,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 }
               }
             } else {
+              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
               if (f_nwaste_256 <= INT64_C(7)) {
                 if (f_k_iters_64 <= INT64_C(7)) {
                   return 15;  // i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
@@ -4376,6 +4775,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                   return 17;  // i8nhwc90_t64x256x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_gemm_k = gemm_k;
                 if (f_gemm_k <= INT64_C(224)) {
                   return 15;  // i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4385,9 +4785,11 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
             }
           } else {
             if (f_C <= INT64_C(864)) {
+              const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
               if (f_ctas_128x256 <= INT64_C(101)) {
                 return 15;  // i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
               } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(17)) {
                   return 15;  // i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4395,13 +4797,16 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 }
               }
             } else {
+              const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
               if (f_ctas_128x256 <= INT64_C(825)) {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(42500)) {
                   return 15;  // i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
                   return 1;  // i8nhwc90_t128x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                 if (f_ctas_64x256 <= INT64_C(24836)) {
                   return 17;  // i8nhwc90_t64x256x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4412,14 +4817,19 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
           }
         }
       } else {
+        const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
         if (f_ctas_256x128 <= INT64_C(33)) {
           return 16;  // i8nhwc90_t64x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
         } else {
+          const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
           if (f_nwaste_256 <= INT64_C(35)) {
+            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
             if (f_mwaste_128 <= INT64_C(24)) {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(4896)) {
                 return 17;  // i8nhwc90_t64x256x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(96)) {
                   return 2;  // i8nhwc90_t128x128x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4434,7 +4844,9 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
               }
             }
           } else {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(224)) {
+              const std::int64_t f_W = W;
               if (f_W <= INT64_C(46)) {
                 return 1;  // i8nhwc90_t128x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
@@ -4447,17 +4859,24 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
         }
       }
     } else {
+      const std::int64_t f_S = S;
       if (f_S <= INT64_C(1)) {
+        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
         if (f_ctas_128x128 <= INT64_C(222)) {
+          const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
           if (f_waves_64x64 <= INT64_C(2)) {
+            const std::int64_t f_gemm_k = gemm_k;
             if (f_gemm_k <= INT64_C(408)) {
+              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
               if (f_kwaste_64 <= INT64_C(31)) {
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_256x128 <= INT64_C(24)) {
                   return 6;  // i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
                   return 18;  // i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_128x64 <= INT64_C(76)) {
                   return 18;  // i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4465,13 +4884,16 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 }
               }
             } else {
+              const std::int64_t f_H = H;
               if (f_H <= INT64_C(63)) {
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x256 <= INT64_C(325)) {
                   return 18;  // i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
                   return 6;  // i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_N = N;
                 if (f_N <= INT64_C(4)) {
                   return 16;  // i8nhwc90_t64x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4481,13 +4903,16 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
             }
           } else {
             if (f_nwaste_128 <= INT64_C(406)) {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x64 <= INT64_C(677)) {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_256x64 <= INT64_C(195)) {
                   return 6;  // i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
                   return 13;  // i8nhwc90_t256x96x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x256 <= INT64_C(117)) {
                   return 6;  // i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4495,13 +4920,16 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 }
               }
             } else {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(224)) {
+                const std::int64_t f_Q = Q;
                 if (f_Q <= INT64_C(27)) {
                   return 18;  // i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
                   return 11;  // i8nhwc90_t256x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(125)) {
                   return 18;  // i8nhwc90_t64x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4511,8 +4939,11 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
             }
           }
         } else {
+          const std::int64_t f_C = C;
           if (f_C <= INT64_C(24)) {
+            const std::int64_t f_gemm_m = gemm_m;
             if (f_gemm_m <= INT64_C(713216)) {
+              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
               if (f_nwaste_64 <= INT64_C(125)) {
                 return 12;  // i8nhwc90_t256x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
@@ -4523,6 +4954,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 }
               }
             } else {
+              const std::int64_t f_K = K;
               if (f_K <= INT64_C(80)) {
                 return 11;  // i8nhwc90_t256x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
@@ -4530,12 +4962,15 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
               }
             }
           } else {
+            const std::int64_t f_gemm_k = gemm_k;
             if (f_gemm_k <= INT64_C(336)) {
               return 6;  // i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
             } else {
+              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
               if (f_nwaste_256 <= INT64_C(390)) {
                 return 4;  // i8nhwc90_t128x192x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
+                const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
                 if (f_waves_64x64 <= INT64_C(15)) {
                   return 6;  // i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4546,8 +4981,11 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
           }
         }
       } else {
+        const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
         if (f_nwaste_256 <= INT64_C(452)) {
+          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
           if (f_ctas_128x128 <= INT64_C(125)) {
+            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
             if (f_ctas_256x64 <= INT64_C(51)) {
               if (f_nwaste_128 <= INT64_C(343)) {
                 return 8;  // i8nhwc90_t128x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
@@ -4555,13 +4993,16 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 return 22;  // i8nhwc90_t64x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
               }
             } else {
+              const std::int64_t f_gemm_n = gemm_n;
               if (f_gemm_n <= INT64_C(200)) {
+                const std::int64_t f_pad = pad;
                 if (f_pad <= INT64_C(1)) {
                   return 3;  // i8nhwc90_t128x128x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
                   return 5;  // i8nhwc90_t128x192x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_256x128 <= INT64_C(35)) {
                   return 15;  // i8nhwc90_t64x128x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4570,10 +5011,12 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
               }
             }
           } else {
+            const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
             if (f_nwaste_64 <= INT64_C(91)) {
               if (f_nwaste_256 <= INT64_C(343)) {
                 return 5;  // i8nhwc90_t128x192x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                 if (f_mwaste_256 <= INT64_C(10)) {
                   return 5;  // i8nhwc90_t128x192x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4581,13 +5024,16 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 }
               }
             } else {
+              const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x128 <= INT64_C(423)) {
+                const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                 if (f_mwaste_128 <= INT64_C(1)) {
                   return 3;  // i8nhwc90_t128x128x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
                   return 11;  // i8nhwc90_t256x64x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(17)) {
                   return 2;  // i8nhwc90_t128x128x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4598,10 +5044,13 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
           }
         } else {
           if (f_nwaste_128 <= INT64_C(270)) {
+            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_128x128 <= INT64_C(136)) {
+              const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
               if (f_ctas_64x128 <= INT64_C(122)) {
                 return 9;  // i8nhwc90_t128x64x128_c1x2x1_sauto_kws_etma_a16x16x16_lincomb
               } else {
+                const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                 if (f_ctas_64x256 <= INT64_C(149)) {
                   return 1;  // i8nhwc90_t128x128x128_c1x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4616,14 +5065,18 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
               }
             }
           } else {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
             if (f_kwaste_64 <= INT64_C(23)) {
+              const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_256x64 <= INT64_C(73)) {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(56)) {
                   return 10;  // i8nhwc90_t128x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
                   return 6;  // i8nhwc90_t128x64x128_c1x1x1_s4_kws_etma_a16x16x16_lincomb
                 }
               } else {
+                const std::int64_t f_gemm_n = gemm_n;
                 if (f_gemm_n <= INT64_C(24)) {
                   return 12;  // i8nhwc90_t256x64x128_c2x1x1_sauto_kws_etma_a16x16x16_lincomb
                 } else {
@@ -4631,6 +5084,7 @@ constexpr int select_i8nhwc90(std::int64_t N, std::int64_t C, std::int64_t H, st
                 }
               }
             } else {
+              const std::int64_t f_gemm_m = gemm_m;
               if (f_gemm_m <= INT64_C(17712)) {
                 if (f_nwaste_256 <= INT64_C(718)) {
                   return 0;  // i8nhwc90_t128x128x128_c1x1x1_s3_kws_etma_a16x16x16_lincomb
@@ -4750,105 +5204,33 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
   const std::int64_t gemm_m = ((N * P) * Q);
   const std::int64_t gemm_n = K;
   const std::int64_t gemm_k = ((C * R) * S);
-  const std::int64_t f_N = N;
-  const std::int64_t f_C = C;
-  const std::int64_t f_H = H;
-  const std::int64_t f_W = W;
-  const std::int64_t f_K = K;
-  const std::int64_t f_R = R;
-  const std::int64_t f_S = S;
-  const std::int64_t f_stride = stride;
-  const std::int64_t f_pad = pad;
-  const std::int64_t f_dilation = dilation;
-  const std::int64_t f_P = P;
-  const std::int64_t f_Q = Q;
-  const std::int64_t f_gemm_m = gemm_m;
-  const std::int64_t f_gemm_n = gemm_n;
-  const std::int64_t f_gemm_k = gemm_k;
-  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+  static_cast<void>(P);
+  static_cast<void>(Q);
+  static_cast<void>(gemm_m);
+  static_cast<void>(gemm_n);
+  static_cast<void>(gemm_k);
   const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
-  const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_sms = sms;
-  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
-  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-  static_cast<void>(f_N);
-  static_cast<void>(f_C);
-  static_cast<void>(f_H);
-  static_cast<void>(f_W);
-  static_cast<void>(f_K);
-  static_cast<void>(f_R);
-  static_cast<void>(f_S);
-  static_cast<void>(f_stride);
-  static_cast<void>(f_pad);
-  static_cast<void>(f_dilation);
-  static_cast<void>(f_P);
-  static_cast<void>(f_Q);
-  static_cast<void>(f_gemm_m);
-  static_cast<void>(f_gemm_n);
-  static_cast<void>(f_gemm_k);
-  static_cast<void>(f_k_iters_64);
-  static_cast<void>(f_ctas_64x64);
-  static_cast<void>(f_ctas_128x64);
-  static_cast<void>(f_ctas_64x128);
-  static_cast<void>(f_ctas_128x128);
-  static_cast<void>(f_ctas_256x128);
-  static_cast<void>(f_waves_128x128);
-  static_cast<void>(f_waves_64x64);
-  static_cast<void>(f_tail_128x128);
-  static_cast<void>(f_tail_64x64);
-  static_cast<void>(f_sms);
-  static_cast<void>(f_ctas_128x256);
-  static_cast<void>(f_tail_128x256);
-  static_cast<void>(f_waves_128x256);
-  static_cast<void>(f_tail_256x128);
-  static_cast<void>(f_waves_256x128);
-  static_cast<void>(f_ctas_64x256);
-  static_cast<void>(f_tail_64x256);
-  static_cast<void>(f_waves_64x256);
-  static_cast<void>(f_ctas_256x64);
-  static_cast<void>(f_tail_256x64);
-  static_cast<void>(f_waves_256x64);
-  static_cast<void>(f_nwaste_64);
-  static_cast<void>(f_nwaste_128);
-  static_cast<void>(f_nwaste_256);
-  static_cast<void>(f_mwaste_64);
-  static_cast<void>(f_mwaste_128);
-  static_cast<void>(f_mwaste_256);
-  static_cast<void>(f_kwaste_64);
   if (f_ctas_256x128 <= INT64_C(32)) {
+    const std::int64_t f_gemm_k = gemm_k;
     if (f_gemm_k <= INT64_C(356)) {
       if (f_gemm_k <= INT64_C(140)) {
+        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
         if (f_mwaste_64 <= INT64_C(812)) {
+          const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
           if (f_ctas_128x64 <= INT64_C(73)) {
+            const std::int64_t f_N = N;
             if (f_N <= INT64_C(3)) {
+              const std::int64_t f_stride = stride;
               if (f_stride <= INT64_C(1)) {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x64 <= INT64_C(41)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(84)) {
+                    const std::int64_t f_W = W;
                     if (f_W <= INT64_C(24)) {
+                      const std::int64_t f_gemm_n = gemm_n;
                       if (f_gemm_n <= INT64_C(188)) {
+                        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                         if (f_nwaste_64 <= INT64_C(20)) {
                           return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                         } else {
@@ -4864,12 +5246,17 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_W = W;
                   if (f_W <= INT64_C(60)) {
+                    const std::int64_t f_C = C;
                     if (f_C <= INT64_C(116)) {
+                      const std::int64_t f_gemm_n = gemm_n;
                       if (f_gemm_n <= INT64_C(124)) {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                         if (f_nwaste_128 <= INT64_C(343)) {
                           return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                         } else {
+                          const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                           if (f_nwaste_256 <= INT64_C(859)) {
                             return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                           } else {
@@ -4895,6 +5282,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 }
               } else {
+                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                 if (f_nwaste_128 <= INT64_C(31)) {
                   if (f_ctas_256x128 <= INT64_C(14)) {
                     return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
@@ -4915,9 +5303,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             } else {
               if (f_gemm_k <= INT64_C(116)) {
+                const std::int64_t f_stride = stride;
                 if (f_stride <= INT64_C(1)) {
+                  const std::int64_t f_gemm_m = gemm_m;
                   if (f_gemm_m <= INT64_C(160)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(468)) {
+                      const std::int64_t f_C = C;
                       if (f_C <= INT64_C(68)) {
                         return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                       } else {
@@ -4927,9 +5319,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                       return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_64x64 <= INT64_C(49)) {
                       return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
+                      const std::int64_t f_C = C;
                       if (f_C <= INT64_C(68)) {
                         return 54;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                       } else {
@@ -4938,9 +5332,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     }
                   }
                 } else {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                   if (f_mwaste_256 <= INT64_C(116)) {
                     return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_C = C;
                     if (f_C <= INT64_C(48)) {
                       return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
@@ -4949,9 +5345,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 }
               } else {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(31)) {
                   return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_gemm_n = gemm_n;
                   if (f_gemm_n <= INT64_C(36)) {
                     return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -4961,13 +5359,16 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             }
           } else {
+            const std::int64_t f_P = P;
             if (f_P <= INT64_C(49)) {
+              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
               if (f_kwaste_64 <= INT64_C(312)) {
                 return 43;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
                 return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_gemm_n = gemm_n;
               if (f_gemm_n <= INT64_C(168)) {
                 return 41;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -4976,7 +5377,9 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
             }
           }
         } else {
+          const std::int64_t f_N = N;
           if (f_N <= INT64_C(4)) {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(84)) {
               if (f_C <= INT64_C(44)) {
                 if (f_gemm_k <= INT64_C(28)) {
@@ -4991,7 +5394,9 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
             }
           } else {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(56)) {
+              const std::int64_t f_gemm_n = gemm_n;
               if (f_gemm_n <= INT64_C(40)) {
                 return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -5003,24 +5408,33 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
           }
         }
       } else {
+        const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
         if (f_ctas_64x64 <= INT64_C(137)) {
+          const std::int64_t f_N = N;
           if (f_N <= INT64_C(1)) {
+            const std::int64_t f_R = R;
             if (f_R <= INT64_C(2)) {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
               if (f_k_iters_64 <= INT64_C(3)) {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(573)) {
+                  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                   if (f_ctas_64x256 <= INT64_C(6)) {
                     return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
                     return 48;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x64 <= INT64_C(283)) {
+                    const std::int64_t f_C = C;
                     if (f_C <= INT64_C(176)) {
                       return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
                       return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x256 <= INT64_C(367)) {
                       return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -5029,13 +5443,19 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 }
               } else {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(300)) {
+                  const std::int64_t f_stride = stride;
                   if (f_stride <= INT64_C(1)) {
+                    const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_128x64 <= INT64_C(14)) {
+                      const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                       if (f_ctas_256x64 <= INT64_C(3)) {
+                        const std::int64_t f_P = P;
                         if (f_P <= INT64_C(7)) {
                           return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                         } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                           if (f_kwaste_64 <= INT64_C(46)) {
                             return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                           } else {
@@ -5043,6 +5463,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                           }
                         }
                       } else {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                         if (f_kwaste_64 <= INT64_C(31)) {
                           return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                         } else {
@@ -5050,9 +5471,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                         }
                       }
                     } else {
+                      const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                       if (f_ctas_256x64 <= INT64_C(15)) {
                         return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                       } else {
+                        const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                         if (f_ctas_128x256 <= INT64_C(13)) {
                           return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                         } else {
@@ -5064,6 +5487,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                   if (f_nwaste_64 <= INT64_C(4)) {
                     return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -5072,13 +5496,16 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
               if (f_nwaste_256 <= INT64_C(492)) {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(92)) {
                   return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                 } else {
                   return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                 if (f_mwaste_64 <= INT64_C(53)) {
                   return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -5087,14 +5514,19 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             }
           } else {
+            const std::int64_t f_R = R;
             if (f_R <= INT64_C(2)) {
               if (f_N <= INT64_C(20)) {
                 if (f_gemm_k <= INT64_C(248)) {
+                  const std::int64_t f_K = K;
                   if (f_K <= INT64_C(36)) {
                     return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_128x128 <= INT64_C(34)) {
+                      const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                       if (f_ctas_256x64 <= INT64_C(14)) {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                         if (f_kwaste_64 <= INT64_C(93)) {
                           return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                         } else {
@@ -5109,13 +5541,16 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 } else {
                   if (f_ctas_256x128 <= INT64_C(8)) {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                     if (f_nwaste_128 <= INT64_C(312)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                       if (f_mwaste_256 <= INT64_C(226)) {
                         return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                       } else {
                         return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                       }
                     } else {
+                      const std::int64_t f_C = C;
                       if (f_C <= INT64_C(276)) {
                         return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                       } else {
@@ -5127,6 +5562,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 }
               } else {
+                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                 if (f_nwaste_256 <= INT64_C(827)) {
                   if (f_gemm_k <= INT64_C(216)) {
                     return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
@@ -5138,11 +5574,15 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x128 <= INT64_C(136)) {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(218)) {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(78)) {
                     return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x64 <= INT64_C(200)) {
                       return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -5150,6 +5590,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     }
                   }
                 } else {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                   if (f_mwaste_128 <= INT64_C(21)) {
                     return 52;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -5157,6 +5598,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 }
               } else {
+                const std::int64_t f_gemm_n = gemm_n;
                 if (f_gemm_n <= INT64_C(56)) {
                   return 51;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -5166,16 +5608,21 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
             }
           }
         } else {
+          const std::int64_t f_C = C;
           if (f_C <= INT64_C(96)) {
             return 32;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
           } else {
+            const std::int64_t f_H = H;
             if (f_H <= INT64_C(26)) {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(13)) {
                 return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
               } else {
+                const std::int64_t f_K = K;
                 if (f_K <= INT64_C(104)) {
                   return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(41)) {
                     return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
@@ -5184,8 +5631,10 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x64 <= INT64_C(385)) {
                 if (f_C <= INT64_C(272)) {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(78)) {
                     return 42;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -5202,14 +5651,21 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
         }
       }
     } else {
+      const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
       if (f_waves_64x64 <= INT64_C(1)) {
+        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
         if (f_k_iters_64 <= INT64_C(18)) {
           if (f_gemm_k <= INT64_C(656)) {
+            const std::int64_t f_N = N;
             if (f_N <= INT64_C(1)) {
+              const std::int64_t f_W = W;
               if (f_W <= INT64_C(33)) {
                 if (f_gemm_k <= INT64_C(492)) {
+                  const std::int64_t f_S = S;
                   if (f_S <= INT64_C(2)) {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                     if (f_ctas_64x256 <= INT64_C(14)) {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                       if (f_nwaste_128 <= INT64_C(38)) {
                         return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                       } else {
@@ -5230,8 +5686,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                   if (f_mwaste_64 <= INT64_C(226)) {
+                    const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                     if (f_mwaste_128 <= INT64_C(112)) {
+                      const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                       if (f_ctas_64x256 <= INT64_C(7)) {
                         return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                       } else {
@@ -5246,7 +5705,9 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     }
                   } else {
                     if (f_gemm_k <= INT64_C(560)) {
+                      const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                       if (f_ctas_128x128 <= INT64_C(10)) {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                         if (f_tail_128x128 <= INT64_C(11)) {
                           return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                         } else {
@@ -5256,6 +5717,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                         return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                       }
                     } else {
+                      const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                       if (f_ctas_128x64 <= INT64_C(2)) {
                         return 55;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                       } else {
@@ -5265,8 +5727,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 }
               } else {
+                const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_128x64 <= INT64_C(36)) {
+                  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_64x64 <= INT64_C(36)) {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(45)) {
                       return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
@@ -5280,9 +5745,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_R = R;
               if (f_R <= INT64_C(4)) {
                 if (f_ctas_256x128 <= INT64_C(16)) {
                   if (f_N <= INT64_C(24)) {
+                    const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_64x128 <= INT64_C(36)) {
                       if (f_gemm_k <= INT64_C(492)) {
                         return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
@@ -5290,9 +5757,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                         if (f_N <= INT64_C(6)) {
                           return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                         } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                           if (f_tail_256x64 <= INT64_C(67)) {
                             return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                           } else {
+                            const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                             if (f_nwaste_64 <= INT64_C(25)) {
                               return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                             } else {
@@ -5302,8 +5771,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                         }
                       }
                     } else {
+                      const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                       if (f_ctas_128x128 <= INT64_C(29)) {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                         if (f_kwaste_64 <= INT64_C(48)) {
+                          const std::int64_t f_W = W;
                           if (f_W <= INT64_C(16)) {
                             return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                           } else {
@@ -5317,6 +5789,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                       }
                     }
                   } else {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                     if (f_ctas_128x256 <= INT64_C(7)) {
                       return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -5328,6 +5801,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     }
                   }
                 } else {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(656)) {
                     return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -5339,25 +5813,33 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             }
           } else {
+            const std::int64_t f_gemm_m = gemm_m;
             if (f_gemm_m <= INT64_C(3252)) {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x64 <= INT64_C(49)) {
+                const std::int64_t f_P = P;
                 if (f_P <= INT64_C(6)) {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                   if (f_mwaste_256 <= INT64_C(919)) {
                     return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
                     return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_64x128 <= INT64_C(5)) {
                     if (f_gemm_k <= INT64_C(848)) {
                       return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                     } else {
+                      const std::int64_t f_C = C;
                       if (f_C <= INT64_C(112)) {
                         return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                         if (f_nwaste_128 <= INT64_C(83)) {
                           return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                         } else {
+                          const std::int64_t f_gemm_n = gemm_n;
                           if (f_gemm_n <= INT64_C(176)) {
                             return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                           } else {
@@ -5367,10 +5849,15 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                       }
                     }
                   } else {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                     if (f_mwaste_256 <= INT64_C(264)) {
+                      const std::int64_t f_gemm_n = gemm_n;
                       if (f_gemm_n <= INT64_C(240)) {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                         if (f_nwaste_128 <= INT64_C(218)) {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                           if (f_kwaste_64 <= INT64_C(32)) {
+                            const std::int64_t f_C = C;
                             if (f_C <= INT64_C(864)) {
                               return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                             } else {
@@ -5380,9 +5867,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                             return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                           }
                         } else {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                           if (f_nwaste_64 <= INT64_C(62)) {
                             return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                           } else {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                             if (f_ctas_64x64 <= INT64_C(10)) {
                               return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                             } else {
@@ -5399,11 +5888,15 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 }
               } else {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(104)) {
+                  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                   if (f_nwaste_64 <= INT64_C(270)) {
+                    const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x128 <= INT64_C(132)) {
                       return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
+                      const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                       if (f_ctas_128x64 <= INT64_C(41)) {
                         return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
@@ -5414,15 +5907,20 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_64x64 <= INT64_C(68)) {
+                    const std::int64_t f_N = N;
                     if (f_N <= INT64_C(20)) {
                       if (f_gemm_m <= INT64_C(2592)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                         if (f_mwaste_256 <= INT64_C(433)) {
                           if (f_gemm_k <= INT64_C(944)) {
+                            const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                             if (f_nwaste_256 <= INT64_C(304)) {
                               return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                             } else {
                               if (f_C <= INT64_C(752)) {
+                                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                                 if (f_nwaste_64 <= INT64_C(62)) {
                                   return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                                 } else {
@@ -5437,10 +5935,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                               }
                             }
                           } else {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                             if (f_tail_128x256 <= INT64_C(75)) {
+                              const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                               if (f_mwaste_64 <= INT64_C(28)) {
                                 return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                               } else {
+                                const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                                 if (f_ctas_128x64 <= INT64_C(15)) {
                                   return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                                 } else {
@@ -5448,6 +5949,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                                 }
                               }
                             } else {
+                              const std::int64_t f_Q = Q;
                               if (f_Q <= INT64_C(17)) {
                                 return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                               } else {
@@ -5468,6 +5970,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                         if (f_gemm_k <= INT64_C(816)) {
                           return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                         } else {
+                          const std::int64_t f_Q = Q;
                           if (f_Q <= INT64_C(6)) {
                             return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                           } else {
@@ -5480,9 +5983,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     if (f_gemm_k <= INT64_C(820)) {
                       return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
+                      const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                       if (f_nwaste_64 <= INT64_C(4)) {
                         return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
+                        const std::int64_t f_gemm_n = gemm_n;
                         if (f_gemm_n <= INT64_C(192)) {
                           return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                         } else {
@@ -5494,6 +5999,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(104)) {
                 return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -5502,10 +6008,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
             }
           }
         } else {
+          const std::int64_t f_gemm_m = gemm_m;
           if (f_gemm_m <= INT64_C(2312)) {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(36)) {
               return 53;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
+              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
               if (f_nwaste_64 <= INT64_C(14)) {
                 if (f_gemm_m <= INT64_C(156)) {
                   if (f_gemm_k <= INT64_C(2176)) {
@@ -5520,9 +6029,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                         }
                       }
                     } else {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                       if (f_mwaste_256 <= INT64_C(841)) {
                         return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
+                        const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                         if (f_nwaste_256 <= INT64_C(375)) {
                           return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                         } else {
@@ -5532,6 +6043,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     }
                   } else {
                     if (f_k_iters_64 <= INT64_C(49)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                       if (f_mwaste_256 <= INT64_C(681)) {
                         return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
@@ -5542,6 +6054,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     }
                   }
                 } else {
+                  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x64 <= INT64_C(480)) {
                     if (f_gemm_k <= INT64_C(2448)) {
                       if (f_C <= INT64_C(176)) {
@@ -5550,9 +6063,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                         if (f_k_iters_64 <= INT64_C(29)) {
                           return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                         } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                           if (f_tail_256x64 <= INT64_C(37)) {
                             return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                           } else {
+                            const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                             if (f_ctas_128x64 <= INT64_C(22)) {
                               return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                             } else {
@@ -5566,6 +6081,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                         }
                       }
                     } else {
+                      const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                       if (f_ctas_64x128 <= INT64_C(26)) {
                         return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
@@ -5573,9 +6089,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                       }
                     }
                   } else {
+                    const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                     if (f_mwaste_128 <= INT64_C(131)) {
+                      const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                       if (f_kwaste_64 <= INT64_C(5)) {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                         if (f_nwaste_128 <= INT64_C(83)) {
+                          const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                           if (f_ctas_256x64 <= INT64_C(18)) {
                             return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                           } else {
@@ -5590,6 +6110,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                             }
                           }
                         } else {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                           if (f_tail_256x128 <= INT64_C(113)) {
                             return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                           } else {
@@ -5606,6 +6127,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               } else {
                 if (f_nwaste_64 <= INT64_C(88)) {
+                  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_128x64 <= INT64_C(12)) {
                     return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -5616,9 +6138,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     }
                   }
                 } else {
+                  const std::int64_t f_P = P;
                   if (f_P <= INT64_C(8)) {
+                    const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x64 <= INT64_C(37)) {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                       if (f_mwaste_128 <= INT64_C(312)) {
+                        const std::int64_t f_Q = Q;
                         if (f_Q <= INT64_C(6)) {
                           return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                         } else {
@@ -5626,6 +6152,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                         }
                       } else {
                         if (f_k_iters_64 <= INT64_C(117)) {
+                          const std::int64_t f_N = N;
                           if (f_N <= INT64_C(1)) {
                             if (f_nwaste_64 <= INT64_C(562)) {
                               return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
@@ -5647,11 +6174,14 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                       return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(9)) {
+                      const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                       if (f_nwaste_256 <= INT64_C(515)) {
                         return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
                         if (f_kwaste_64 <= INT64_C(0)) {
+                          const std::int64_t f_H = H;
                           if (f_H <= INT64_C(32)) {
                             return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                           } else {
@@ -5661,6 +6191,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                           if (f_C <= INT64_C(304)) {
                             return 24;  // f16nhwc90_t64x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                           } else {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                             if (f_mwaste_128 <= INT64_C(103)) {
                               return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                             } else {
@@ -5681,17 +6212,22 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             }
           } else {
+            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_128x128 <= INT64_C(53)) {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
               if (f_nwaste_128 <= INT64_C(437)) {
                 return 23;  // f16nhwc90_t64x64x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
+                const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_64x128 <= INT64_C(59)) {
+                  const std::int64_t f_gemm_n = gemm_n;
                   if (f_gemm_n <= INT64_C(44)) {
                     return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   } else {
                     return 22;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_P = P;
                   if (f_P <= INT64_C(22)) {
                     return 21;  // f16nhwc90_t64x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   } else {
@@ -5705,14 +6241,20 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
           }
         }
       } else {
+        const std::int64_t f_gemm_n = gemm_n;
         if (f_gemm_n <= INT64_C(132)) {
+          const std::int64_t f_S = S;
           if (f_S <= INT64_C(2)) {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
             if (f_kwaste_64 <= INT64_C(34)) {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(19)) {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(10)) {
                   if (f_k_iters_64 <= INT64_C(7)) {
                     return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                     if (f_nwaste_256 <= INT64_C(531)) {
                       return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -5726,6 +6268,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(504)) {
                 if (f_gemm_n <= INT64_C(120)) {
                   return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
@@ -5737,7 +6280,9 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             }
           } else {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
             if (f_kwaste_64 <= INT64_C(2)) {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(192)) {
                 return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
@@ -5748,11 +6293,15 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
             }
           }
         } else {
+          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
           if (f_ctas_64x64 <= INT64_C(198)) {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
             if (f_k_iters_64 <= INT64_C(19)) {
+              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
               if (f_nwaste_64 <= INT64_C(48)) {
                 if (f_gemm_k <= INT64_C(1088)) {
                   if (f_gemm_k <= INT64_C(720)) {
+                    const std::int64_t f_C = C;
                     if (f_C <= INT64_C(408)) {
                       return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -5765,6 +6314,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(624)) {
                   return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
@@ -5772,13 +6322,16 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
               if (f_nwaste_128 <= INT64_C(99)) {
+                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                 if (f_nwaste_256 <= INT64_C(2)) {
                   return 17;  // f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
                   return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                 if (f_ctas_64x256 <= INT64_C(55)) {
                   return 8;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
@@ -5787,10 +6340,12 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             }
           } else {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
             if (f_k_iters_64 <= INT64_C(27)) {
               if (f_gemm_k <= INT64_C(664)) {
                 return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
+                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                 if (f_nwaste_256 <= INT64_C(46)) {
                   return 16;  // f16nhwc90_t64x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
@@ -5798,7 +6353,9 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x64 <= INT64_C(439)) {
+                const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                 if (f_ctas_128x256 <= INT64_C(26)) {
                   return 17;  // f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
@@ -5813,12 +6370,17 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
       }
     }
   } else {
+    const std::int64_t f_gemm_n = gemm_n;
     if (f_gemm_n <= INT64_C(108)) {
+      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
       if (f_nwaste_128 <= INT64_C(468)) {
+        const std::int64_t f_C = C;
         if (f_C <= INT64_C(40)) {
+          const std::int64_t f_gemm_k = gemm_k;
           if (f_gemm_k <= INT64_C(124)) {
             return 25;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
           } else {
+            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_64x64 <= INT64_C(848)) {
               return 26;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
@@ -5826,13 +6388,16 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
             }
           }
         } else {
+          const std::int64_t f_gemm_k = gemm_k;
           if (f_gemm_k <= INT64_C(408)) {
             if (f_C <= INT64_C(112)) {
               return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
             } else {
+              const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_256x64 <= INT64_C(157)) {
                 return 0;  // f16nhwc90_t128x128x64_c1x1x1_s3_kws_etma_a8x8x8_lincomb
               } else {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x64 <= INT64_C(696)) {
                   return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
@@ -5841,14 +6406,17 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             }
           } else {
+            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_256x128 <= INT64_C(518)) {
               if (f_gemm_k <= INT64_C(720)) {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(8)) {
                   return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
                   return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                 if (f_mwaste_64 <= INT64_C(1)) {
                   return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
@@ -5861,16 +6429,23 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
           }
         }
       } else {
+        const std::int64_t f_gemm_k = gemm_k;
         if (f_gemm_k <= INT64_C(228)) {
           if (f_gemm_n <= INT64_C(36)) {
+            const std::int64_t f_pad = pad;
             if (f_pad <= INT64_C(0)) {
+              const std::int64_t f_W = W;
               if (f_W <= INT64_C(75)) {
+                const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                 if (f_ctas_128x256 <= INT64_C(485)) {
                   if (f_ctas_256x128 <= INT64_C(79)) {
                     return 7;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(187)) {
+                      const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                       if (f_ctas_256x64 <= INT64_C(122)) {
+                        const std::int64_t f_P = P;
                         if (f_P <= INT64_C(41)) {
                           return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                         } else {
@@ -5884,6 +6459,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     }
                   }
                 } else {
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                   if (f_k_iters_64 <= INT64_C(1)) {
                     return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -5895,10 +6471,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 }
               } else {
+                const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
                 if (f_waves_64x64 <= INT64_C(6)) {
                   return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(187)) {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                     if (f_ctas_128x256 <= INT64_C(2592)) {
                       return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -5913,22 +6492,29 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               return 46;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
             }
           } else {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
             if (f_k_iters_64 <= INT64_C(1)) {
+              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
               if (f_kwaste_64 <= INT64_C(562)) {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_256x64 <= INT64_C(82)) {
                   return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
                   if (f_gemm_k <= INT64_C(56)) {
+                    const std::int64_t f_N = N;
                     if (f_N <= INT64_C(20)) {
                       return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
                       return 32;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_64x128 <= INT64_C(2656)) {
                       return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
+                      const std::int64_t f_gemm_m = gemm_m;
                       if (f_gemm_m <= INT64_C(794688)) {
+                        const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                         if (f_ctas_128x256 <= INT64_C(3748)) {
                           return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                         } else {
@@ -5941,9 +6527,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 }
               } else {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(1246)) {
                   return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                   if (f_ctas_128x256 <= INT64_C(1703)) {
                     return 36;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -5952,14 +6540,18 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_S = S;
               if (f_S <= INT64_C(2)) {
+                const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
                 if (f_waves_64x64 <= INT64_C(2)) {
+                  const std::int64_t f_W = W;
                   if (f_W <= INT64_C(36)) {
                     return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
                     return 33;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(31)) {
                     if (f_k_iters_64 <= INT64_C(2)) {
                       return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
@@ -5967,13 +6559,16 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                       return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x256 <= INT64_C(499)) {
+                      const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                       if (f_nwaste_64 <= INT64_C(312)) {
                         return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                       } else {
                         return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                       }
                     } else {
+                      const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                       if (f_ctas_128x128 <= INT64_C(648)) {
                         return 38;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                       } else {
@@ -5988,12 +6583,17 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
             }
           }
         } else {
+          const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
           if (f_nwaste_256 <= INT64_C(859)) {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(40)) {
+              const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
               if (f_ctas_64x128 <= INT64_C(708)) {
                 return 32;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_stride = stride;
                 if (f_stride <= INT64_C(1)) {
+                  const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                   if (f_waves_256x128 <= INT64_C(11)) {
                     return 37;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -6009,8 +6609,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             } else {
               if (f_ctas_256x128 <= INT64_C(89)) {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(14)) {
+                  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_128x128 <= INT64_C(130)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(7)) {
                       if (f_gemm_k <= INT64_C(448)) {
                         if (f_k_iters_64 <= INT64_C(5)) {
@@ -6032,12 +6635,14 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               } else {
                 if (f_gemm_k <= INT64_C(292)) {
+                  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_128x64 <= INT64_C(408)) {
                     return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
                     if (f_ctas_256x128 <= INT64_C(460)) {
                       return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
+                      const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                       if (f_ctas_64x256 <= INT64_C(7625)) {
                         return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                       } else {
@@ -6047,10 +6652,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 } else {
                   if (f_gemm_k <= INT64_C(928)) {
+                    const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_256x64 <= INT64_C(452)) {
+                      const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
                       if (f_waves_64x256 <= INT64_C(3)) {
                         return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                       } else {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                         if (f_kwaste_64 <= INT64_C(17)) {
                           return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                         } else {
@@ -6066,9 +6674,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     }
                   } else {
                     if (f_C <= INT64_C(292)) {
+                      const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
                       if (f_waves_64x256 <= INT64_C(7)) {
                         return 11;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
+                        const std::int64_t f_P = P;
                         if (f_P <= INT64_C(192)) {
                           return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                         } else {
@@ -6083,20 +6693,28 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             }
           } else {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
             if (f_kwaste_64 <= INT64_C(30)) {
+              const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
               if (f_ctas_128x128 <= INT64_C(107)) {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(65)) {
                   return 10;  // f16nhwc90_t128x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
                   return 7;  // f16nhwc90_t128x64x64_c1x1x1_sauto_kws_enosmem_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(6)) {
                   return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(848)) {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x256 <= INT64_C(954)) {
+                      const std::int64_t f_N = N;
                       if (f_N <= INT64_C(80)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                         if (f_mwaste_256 <= INT64_C(1)) {
                           return 12;  // f16nhwc90_t256x64x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                         } else {
@@ -6114,9 +6732,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
               if (f_k_iters_64 <= INT64_C(5)) {
                 return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                 if (f_ctas_128x256 <= INT64_C(624)) {
                   return 47;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -6132,14 +6752,20 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
         }
       }
     } else {
+      const std::int64_t f_gemm_k = gemm_k;
       if (f_gemm_k <= INT64_C(404)) {
+        const std::int64_t f_C = C;
         if (f_C <= INT64_C(176)) {
           if (f_C <= INT64_C(56)) {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
             if (f_kwaste_64 <= INT64_C(203)) {
+              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
               if (f_nwaste_256 <= INT64_C(382)) {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_256x64 <= INT64_C(145)) {
                   return 28;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_128x64 <= INT64_C(705)) {
                     return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -6154,11 +6780,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
               if (f_waves_256x64 <= INT64_C(7)) {
                 if (f_ctas_256x128 <= INT64_C(68)) {
                   return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
                   if (f_gemm_n <= INT64_C(136)) {
+                    const std::int64_t f_P = P;
                     if (f_P <= INT64_C(27)) {
                       return 41;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -6169,6 +6797,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                       }
                     }
                   } else {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                     if (f_nwaste_256 <= INT64_C(3)) {
                       if (f_C <= INT64_C(24)) {
                         return 29;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
@@ -6176,13 +6805,16 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                         return 25;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                       }
                     } else {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                       if (f_mwaste_256 <= INT64_C(1)) {
+                        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                         if (f_nwaste_64 <= INT64_C(3)) {
                           return 25;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                         } else {
                           return 41;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                         }
                       } else {
+                        const std::int64_t f_gemm_m = gemm_m;
                         if (f_gemm_m <= INT64_C(5565)) {
                           return 41;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                         } else {
@@ -6194,12 +6826,14 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               } else {
                 if (f_C <= INT64_C(28)) {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(187)) {
                     return 25;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
                     return 39;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_Q = Q;
                   if (f_Q <= INT64_C(120)) {
                     return 39;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -6209,8 +6843,10 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             }
           } else {
+            const std::int64_t f_K = K;
             if (f_K <= INT64_C(144)) {
               if (f_C <= INT64_C(100)) {
+                const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                 if (f_waves_256x128 <= INT64_C(7)) {
                   if (f_gemm_k <= INT64_C(80)) {
                     return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
@@ -6221,7 +6857,9 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   return 26;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(31)) {
+                  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_64x64 <= INT64_C(904)) {
                     return 29;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -6232,15 +6870,20 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
               if (f_nwaste_256 <= INT64_C(31)) {
                 if (f_C <= INT64_C(112)) {
+                  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_256x64 <= INT64_C(452)) {
                     return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                     if (f_waves_128x128 <= INT64_C(24)) {
+                      const std::int64_t f_gemm_m = gemm_m;
                       if (f_gemm_m <= INT64_C(19520)) {
                         return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                       } else {
+                        const std::int64_t f_W = W;
                         if (f_W <= INT64_C(84)) {
                           return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                         } else {
@@ -6253,6 +6896,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 } else {
                   if (f_ctas_256x128 <= INT64_C(1362)) {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_64x64 <= INT64_C(680)) {
                       return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -6263,10 +6907,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 }
               } else {
+                const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_128x128 <= INT64_C(137)) {
+                  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_64x128 <= INT64_C(194)) {
                     return 50;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(208)) {
                       return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -6276,6 +6923,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 } else {
                   if (f_gemm_k <= INT64_C(108)) {
                     if (f_K <= INT64_C(196)) {
+                      const std::int64_t f_H = H;
                       if (f_H <= INT64_C(44)) {
                         return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
@@ -6285,13 +6933,16 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                       if (f_gemm_n <= INT64_C(272)) {
                         return 31;  // f16nhwc_t128x256x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                       } else {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                         if (f_nwaste_128 <= INT64_C(74)) {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                           if (f_tail_256x128 <= INT64_C(662)) {
                             return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                           } else {
                             return 29;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                           }
                         } else {
+                          const std::int64_t f_gemm_m = gemm_m;
                           if (f_gemm_m <= INT64_C(13552)) {
                             return 26;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                           } else {
@@ -6302,6 +6953,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     }
                   } else {
                     if (f_nwaste_256 <= INT64_C(179)) {
+                      const std::int64_t f_N = N;
                       if (f_N <= INT64_C(48)) {
                         return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                       } else {
@@ -6324,8 +6976,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
             }
           }
         } else {
+          const std::int64_t f_K = K;
           if (f_K <= INT64_C(160)) {
+            const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
             if (f_ctas_128x256 <= INT64_C(604)) {
+              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
               if (f_kwaste_64 <= INT64_C(41)) {
                 return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
               } else {
@@ -6335,11 +6990,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
             }
           } else {
+            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_64x128 <= INT64_C(253)) {
               if (f_ctas_64x128 <= INT64_C(219)) {
                 if (f_C <= INT64_C(244)) {
                   return 20;  // f16nhwc90_t64x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_W = W;
                   if (f_W <= INT64_C(13)) {
                     return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {
@@ -6350,9 +7007,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
               if (f_nwaste_256 <= INT64_C(161)) {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(82944)) {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(15)) {
+                    const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                     if (f_nwaste_64 <= INT64_C(26)) {
                       return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -6371,19 +7032,26 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
           }
         }
       } else {
+        const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
         if (f_nwaste_256 <= INT64_C(476)) {
           if (f_nwaste_256 <= INT64_C(32)) {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
             if (f_k_iters_64 <= INT64_C(14)) {
+              const std::int64_t f_gemm_m = gemm_m;
               if (f_gemm_m <= INT64_C(49668)) {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(36)) {
                   if (f_ctas_256x128 <= INT64_C(228)) {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x256 <= INT64_C(749)) {
+                      const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                       if (f_ctas_128x128 <= INT64_C(134)) {
                         return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
                         return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                       }
                     } else {
+                      const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                       if (f_nwaste_64 <= INT64_C(7)) {
                         return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                       } else {
@@ -6400,6 +7068,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 if (f_gemm_n <= INT64_C(640)) {
                   return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_K = K;
                   if (f_K <= INT64_C(1536)) {
                     return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
@@ -6408,17 +7077,21 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
               if (f_ctas_128x128 <= INT64_C(716)) {
                 if (f_gemm_k <= INT64_C(1408)) {
                   if (f_ctas_128x128 <= INT64_C(232)) {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x256 <= INT64_C(749)) {
                       if (f_ctas_128x128 <= INT64_C(117)) {
+                        const std::int64_t f_pad = pad;
                         if (f_pad <= INT64_C(0)) {
                           return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                         } else {
                           return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                         }
                       } else {
+                        const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                         if (f_ctas_128x64 <= INT64_C(380)) {
                           return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                         } else {
@@ -6432,6 +7105,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(136)) {
                     if (f_k_iters_64 <= INT64_C(54)) {
                       return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
@@ -6439,15 +7113,19 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                       return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_64x64 <= INT64_C(478)) {
                       return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                       if (f_mwaste_256 <= INT64_C(4)) {
                         if (f_k_iters_64 <= INT64_C(184)) {
                           if (f_gemm_n <= INT64_C(384)) {
+                            const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
                             if (f_waves_128x256 <= INT64_C(1)) {
                               return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                             } else {
+                              const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
                               if (f_waves_64x256 <= INT64_C(3)) {
                                 return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                               } else {
@@ -6461,6 +7139,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                           return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                         }
                       } else {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                         if (f_mwaste_128 <= INT64_C(1)) {
                           return 17;  // f16nhwc90_t64x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                         } else {
@@ -6472,9 +7151,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               } else {
                 if (f_gemm_n <= INT64_C(384)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(800)) {
                     return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_S = S;
                     if (f_S <= INT64_C(2)) {
                       return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -6483,6 +7164,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   }
                 } else {
                   if (f_gemm_k <= INT64_C(2176)) {
+                    const std::int64_t f_gemm_m = gemm_m;
                     if (f_gemm_m <= INT64_C(19376)) {
                       return 19;  // f16nhwc90_t64x256x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -6497,10 +7179,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                       }
                     }
                   } else {
+                    const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x64 <= INT64_C(545)) {
+                      const std::int64_t f_dilation = dilation;
                       if (f_dilation <= INT64_C(1)) {
                         return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
+                        const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
                         if (f_waves_64x64 <= INT64_C(96)) {
                           return 2;  // f16nhwc90_t128x128x64_c1x2x1_sauto_kws_etma_a8x8x8_lincomb
                         } else {
@@ -6515,13 +7200,18 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             }
           } else {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
             if (f_kwaste_64 <= INT64_C(18)) {
+              const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_64x64 <= INT64_C(524)) {
                 if (f_ctas_64x64 <= INT64_C(397)) {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x128 <= INT64_C(628)) {
+                    const std::int64_t f_K = K;
                     if (f_K <= INT64_C(304)) {
                       return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
+                      const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_64x256 <= INT64_C(749)) {
                         return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                       } else {
@@ -6529,6 +7219,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                       }
                     }
                   } else {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                     if (f_k_iters_64 <= INT64_C(11)) {
                       return 11;  // f16nhwc90_t256x64x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -6539,6 +7230,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                   if (f_ctas_64x64 <= INT64_C(442)) {
                     return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(29)) {
                       return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                     } else {
@@ -6548,9 +7240,11 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               } else {
                 if (f_gemm_k <= INT64_C(1204)) {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(107)) {
                     return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_gemm_m = gemm_m;
                     if (f_gemm_m <= INT64_C(12176)) {
                       return 14;  // f16nhwc90_t256x96x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -6558,12 +7252,14 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     }
                   }
                 } else {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(133)) {
                     return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   } else {
                     if (f_ctas_256x128 <= INT64_C(128)) {
                       return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
+                      const std::int64_t f_W = W;
                       if (f_W <= INT64_C(36)) {
                         return 5;  // f16nhwc90_t128x192x64_c2x1x1_sauto_kws_etma_a8x8x8_lincomb
                       } else {
@@ -6574,13 +7270,18 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 }
               }
             } else {
+              const std::int64_t f_S = S;
               if (f_S <= INT64_C(4)) {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(11184)) {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(776)) {
+                    const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x128 <= INT64_C(545)) {
                       return 13;  // f16nhwc90_t256x96x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
                       if (f_tail_128x128 <= INT64_C(764)) {
+                        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                         if (f_k_iters_64 <= INT64_C(10)) {
                           return 6;  // f16nhwc90_t128x64x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                         } else {
@@ -6594,7 +7295,9 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                     return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                   if (f_mwaste_256 <= INT64_C(0)) {
+                    const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                     if (f_waves_256x128 <= INT64_C(3)) {
                       return 4;  // f16nhwc90_t128x192x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
                     } else {
@@ -6610,9 +7313,13 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
             }
           }
         } else {
+          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
           if (f_k_iters_64 <= INT64_C(11)) {
+            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_64x128 <= INT64_C(776)) {
+              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
               if (f_kwaste_64 <= INT64_C(22)) {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x64 <= INT64_C(780)) {
                   return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                 } else {
@@ -6622,7 +7329,9 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_S = S;
               if (f_S <= INT64_C(2)) {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_256x64 <= INT64_C(681)) {
                   return 30;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -6633,6 +7342,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
               }
             }
           } else {
+            const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
             if (f_waves_64x256 <= INT64_C(2)) {
               return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
             } else {
@@ -6640,6 +7350,7 @@ constexpr int select_f16nhwc_f16nhwc90(std::int64_t N, std::int64_t C, std::int6
                 return 1;  // f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb
               } else {
                 if (f_gemm_k <= INT64_C(1728)) {
+                  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x64 <= INT64_C(22)) {
                     return 15;  // f16nhwc90_t64x128x64_c1x1x1_s4_kws_etma_a8x8x8_lincomb
                   } else {

@@ -146,108 +146,35 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
   const std::int64_t gemm_m = ((N * P) * Q);
   const std::int64_t gemm_n = K;
   const std::int64_t gemm_k = ((C * R) * S);
-  const std::int64_t f_N = N;
-  const std::int64_t f_C = C;
-  const std::int64_t f_H = H;
-  const std::int64_t f_W = W;
-  const std::int64_t f_K = K;
-  const std::int64_t f_R = R;
-  const std::int64_t f_S = S;
-  const std::int64_t f_stride = stride;
-  const std::int64_t f_pad = pad;
-  const std::int64_t f_dilation = dilation;
-  const std::int64_t f_P = P;
-  const std::int64_t f_Q = Q;
-  const std::int64_t f_gemm_m = gemm_m;
-  const std::int64_t f_gemm_n = gemm_n;
-  const std::int64_t f_gemm_k = gemm_k;
-  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+  static_cast<void>(P);
+  static_cast<void>(Q);
+  static_cast<void>(gemm_m);
+  static_cast<void>(gemm_n);
+  static_cast<void>(gemm_k);
   const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_sms = sms;
-  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
-  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-  static_cast<void>(f_N);
-  static_cast<void>(f_C);
-  static_cast<void>(f_H);
-  static_cast<void>(f_W);
-  static_cast<void>(f_K);
-  static_cast<void>(f_R);
-  static_cast<void>(f_S);
-  static_cast<void>(f_stride);
-  static_cast<void>(f_pad);
-  static_cast<void>(f_dilation);
-  static_cast<void>(f_P);
-  static_cast<void>(f_Q);
-  static_cast<void>(f_gemm_m);
-  static_cast<void>(f_gemm_n);
-  static_cast<void>(f_gemm_k);
-  static_cast<void>(f_k_iters_64);
-  static_cast<void>(f_ctas_64x64);
-  static_cast<void>(f_ctas_128x64);
-  static_cast<void>(f_ctas_64x128);
-  static_cast<void>(f_ctas_128x128);
-  static_cast<void>(f_ctas_256x128);
-  static_cast<void>(f_waves_128x128);
-  static_cast<void>(f_waves_64x64);
-  static_cast<void>(f_tail_128x128);
-  static_cast<void>(f_tail_64x64);
-  static_cast<void>(f_sms);
-  static_cast<void>(f_ctas_128x256);
-  static_cast<void>(f_tail_128x256);
-  static_cast<void>(f_waves_128x256);
-  static_cast<void>(f_tail_256x128);
-  static_cast<void>(f_waves_256x128);
-  static_cast<void>(f_ctas_64x256);
-  static_cast<void>(f_tail_64x256);
-  static_cast<void>(f_waves_64x256);
-  static_cast<void>(f_ctas_256x64);
-  static_cast<void>(f_tail_256x64);
-  static_cast<void>(f_waves_256x64);
-  static_cast<void>(f_nwaste_64);
-  static_cast<void>(f_nwaste_128);
-  static_cast<void>(f_nwaste_256);
-  static_cast<void>(f_mwaste_64);
-  static_cast<void>(f_mwaste_128);
-  static_cast<void>(f_mwaste_256);
-  static_cast<void>(f_kwaste_64);
   if (f_waves_64x64 <= INT64_C(1)) {
+    const std::int64_t f_C = C;
     if (f_C <= INT64_C(80)) {
+      const std::int64_t f_S = S;
       if (f_S <= INT64_C(4)) {
+        const std::int64_t f_R = R;
         if (f_R <= INT64_C(2)) {
+          const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
           if (f_ctas_128x64 <= INT64_C(62)) {
+            const std::int64_t f_sms = sms;
             if (f_sms <= INT64_C(24)) {
+              const std::int64_t f_Q = Q;
               if (f_Q <= INT64_C(7)) {
+                const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                 if (f_mwaste_64 <= INT64_C(226)) {
                   return 39;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
                   return 36;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(26)) {
+                  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_64x64 <= INT64_C(10)) {
                     return 17;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -258,17 +185,24 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x64 <= INT64_C(192)) {
+                const std::int64_t f_P = P;
                 if (f_P <= INT64_C(24)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x128 <= INT64_C(128)) {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                     if (f_mwaste_64 <= INT64_C(812)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                       if (f_mwaste_256 <= INT64_C(242)) {
+                        const std::int64_t f_gemm_m = gemm_m;
                         if (f_gemm_m <= INT64_C(644)) {
                           return 17;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
                           return 42;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                         }
                       } else {
+                        const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                         if (f_ctas_64x256 <= INT64_C(1)) {
                           return 17;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -282,11 +216,14 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     return 43;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   }
                 } else {
+                  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                   if (f_ctas_128x256 <= INT64_C(5)) {
                     return 45;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
                     if (f_P <= INT64_C(39)) {
+                      const std::int64_t f_gemm_m = gemm_m;
                       if (f_gemm_m <= INT64_C(1122)) {
+                        const std::int64_t f_gemm_k = gemm_k;
                         if (f_gemm_k <= INT64_C(48)) {
                           return 42;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -296,6 +233,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                         return 42;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                       if (f_mwaste_128 <= INT64_C(25)) {
                         return 17;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -312,9 +250,13 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             return 17;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
           }
         } else {
+          const std::int64_t f_P = P;
           if (f_P <= INT64_C(5)) {
+            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
             if (f_ctas_256x64 <= INT64_C(4)) {
+              const std::int64_t f_gemm_m = gemm_m;
               if (f_gemm_m <= INT64_C(320)) {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(7)) {
                   return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -324,9 +266,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             } else {
+              const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
               if (f_ctas_128x128 <= INT64_C(7)) {
                 return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
+                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x64 <= INT64_C(325)) {
                   return 36;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -335,12 +279,18 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             }
           } else {
+            const std::int64_t f_Q = Q;
             if (f_Q <= INT64_C(51)) {
+              const std::int64_t f_stride = stride;
               if (f_stride <= INT64_C(1)) {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(66)) {
                   if (f_P <= INT64_C(54)) {
+                    const std::int64_t f_dilation = dilation;
                     if (f_dilation <= INT64_C(1)) {
+                      const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                       if (f_ctas_64x64 <= INT64_C(7)) {
+                        const std::int64_t f_W = W;
                         if (f_W <= INT64_C(10)) {
                           return 36;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -356,16 +306,20 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     return 43;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   }
                 } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(56)) {
+                    const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_64x128 <= INT64_C(8)) {
                       return 36;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
                       return 19;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                     }
                   } else {
+                    const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_256x64 <= INT64_C(13)) {
                       return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                       if (f_mwaste_128 <= INT64_C(31)) {
                         return 43;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -375,9 +329,13 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(27)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x128 <= INT64_C(123)) {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x64 <= INT64_C(222)) {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_256x64 <= INT64_C(49)) {
                         return 36;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -388,6 +346,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                         }
                       }
                     } else {
+                      const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                       if (f_mwaste_64 <= INT64_C(69)) {
                         return 43;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -399,7 +358,9 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 } else {
                   if (f_P <= INT64_C(10)) {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x256 <= INT64_C(374)) {
+                      const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_64x64 <= INT64_C(117)) {
                         return 19;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -419,9 +380,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
           }
         }
       } else {
+        const std::int64_t f_gemm_m = gemm_m;
         if (f_gemm_m <= INT64_C(2034)) {
           return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
         } else {
+          const std::int64_t f_gemm_k = gemm_k;
           if (f_gemm_k <= INT64_C(1184)) {
             return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
           } else {
@@ -430,16 +393,22 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
         }
       }
     } else {
+      const std::int64_t f_gemm_k = gemm_k;
       if (f_gemm_k <= INT64_C(336)) {
         if (f_gemm_k <= INT64_C(272)) {
           if (f_gemm_k <= INT64_C(208)) {
+            const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
             if (f_nwaste_128 <= INT64_C(31)) {
+              const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x64 <= INT64_C(799)) {
                 if (f_tail_64x64 <= INT64_C(553)) {
+                  const std::int64_t f_Q = Q;
                   if (f_Q <= INT64_C(23)) {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                     if (f_mwaste_64 <= INT64_C(679)) {
                       return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
+                      const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_128x256 <= INT64_C(65)) {
                         return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -450,6 +419,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   }
                 } else {
+                  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_128x128 <= INT64_C(23)) {
                     return 38;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -457,6 +427,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(110)) {
                   return 46;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -464,9 +435,12 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(29)) {
                 if (f_P <= INT64_C(21)) {
+                  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                   if (f_nwaste_64 <= INT64_C(208)) {
+                    const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x128 <= INT64_C(123)) {
                       if (f_nwaste_64 <= INT64_C(77)) {
                         if (f_tail_256x128 <= INT64_C(26)) {
@@ -481,16 +455,20 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       return 43;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     }
                   } else {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                     if (f_nwaste_256 <= INT64_C(750)) {
+                      const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                       if (f_ctas_128x128 <= INT64_C(3)) {
                         return 19;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
                         return 42;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
+                      const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_64x64 <= INT64_C(41)) {
                         return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                         if (f_tail_128x128 <= INT64_C(140)) {
                           return 36;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -500,6 +478,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     }
                   }
                 } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(37)) {
                     return 43;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -510,6 +489,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 if (f_P <= INT64_C(47)) {
                   return 38;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(132)) {
                     return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -519,12 +499,18 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             }
           } else {
+            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_64x64 <= INT64_C(784)) {
+              const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
               if (f_ctas_64x64 <= INT64_C(53)) {
+                const std::int64_t f_H = H;
                 if (f_H <= INT64_C(30)) {
+                  const std::int64_t f_P = P;
                   if (f_P <= INT64_C(8)) {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                     if (f_mwaste_64 <= INT64_C(335)) {
                       if (f_ctas_64x64 <= INT64_C(7)) {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                         if (f_tail_256x64 <= INT64_C(22)) {
                           return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -534,7 +520,9 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                         return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
+                      const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_64x256 <= INT64_C(61)) {
+                        const std::int64_t f_gemm_n = gemm_n;
                         if (f_gemm_n <= INT64_C(96)) {
                           return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -545,8 +533,10 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       }
                     }
                   } else {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                     if (f_nwaste_128 <= INT64_C(83)) {
                       if (f_tail_64x64 <= INT64_C(354)) {
+                        const std::int64_t f_gemm_m = gemm_m;
                         if (f_gemm_m <= INT64_C(266)) {
                           return 38;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -570,10 +560,13 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           }
         } else {
+          const std::int64_t f_W = W;
           if (f_W <= INT64_C(26)) {
+            const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
             if (f_mwaste_64 <= INT64_C(19)) {
               return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
+              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x256 <= INT64_C(22)) {
                 return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
@@ -587,10 +580,13 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
       } else {
         if (f_C <= INT64_C(464)) {
           if (f_C <= INT64_C(144)) {
+            const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_128x128 <= INT64_C(11)) {
               return 40;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
               if (f_nwaste_128 <= INT64_C(11)) {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(24)) {
                   return 39;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -602,9 +598,13 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           } else {
             if (f_C <= INT64_C(208)) {
+              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x256 <= INT64_C(593)) {
+                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                 if (f_nwaste_256 <= INT64_C(197)) {
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                   if (f_k_iters_64 <= INT64_C(45)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                     if (f_mwaste_256 <= INT64_C(138)) {
                       return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -622,7 +622,9 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             } else {
               if (f_C <= INT64_C(400)) {
                 if (f_gemm_k <= INT64_C(2448)) {
+                  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_256x64 <= INT64_C(1)) {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(15)) {
                       return 39;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -633,9 +635,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 } else {
                   if (f_gemm_k <= INT64_C(3024)) {
+                    const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_64x128 <= INT64_C(33)) {
                       return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
+                      const std::int64_t f_Q = Q;
                       if (f_Q <= INT64_C(22)) {
                         return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -655,14 +659,18 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(10)) {
+                  const std::int64_t f_R = R;
                   if (f_R <= INT64_C(2)) {
                     return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
                     return 39;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   }
                 } else {
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                   if (f_k_iters_64 <= INT64_C(33)) {
+                    const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                     if (f_mwaste_128 <= INT64_C(92)) {
                       return 45;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -676,14 +684,20 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           }
         } else {
+          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
           if (f_k_iters_64 <= INT64_C(906)) {
+            const std::int64_t f_pad = pad;
             if (f_pad <= INT64_C(3)) {
+              const std::int64_t f_K = K;
               if (f_K <= INT64_C(1328)) {
                 if (f_k_iters_64 <= INT64_C(9)) {
+                  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_64x64 <= INT64_C(2)) {
+                    const std::int64_t f_gemm_m = gemm_m;
                     if (f_gemm_m <= INT64_C(12)) {
                       return 20;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
+                      const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_64x256 <= INT64_C(46)) {
                         return 39;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -691,8 +705,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       }
                     }
                   } else {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(49)) {
+                      const std::int64_t f_N = N;
                       if (f_N <= INT64_C(6)) {
+                        const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                         if (f_tail_128x256 <= INT64_C(11)) {
                           return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -702,6 +719,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                         return 39;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
+                      const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_64x64 <= INT64_C(581)) {
                         return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -710,9 +728,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     }
                   }
                 } else {
+                  const std::int64_t f_stride = stride;
                   if (f_stride <= INT64_C(1)) {
                     return 39;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
+                    const std::int64_t f_gemm_m = gemm_m;
                     if (f_gemm_m <= INT64_C(729)) {
                       if (f_C <= INT64_C(848)) {
                         if (f_C <= INT64_C(784)) {
@@ -727,6 +747,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       if (f_k_iters_64 <= INT64_C(182)) {
                         return 39;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                         if (f_mwaste_256 <= INT64_C(50)) {
                           return 41;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -744,6 +765,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_gemm_m = gemm_m;
               if (f_gemm_m <= INT64_C(300)) {
                 return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
@@ -757,14 +779,22 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
       }
     }
   } else {
+    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
     if (f_nwaste_128 <= INT64_C(312)) {
       if (f_waves_64x64 <= INT64_C(2)) {
+        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
         if (f_mwaste_64 <= INT64_C(312)) {
+          const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
           if (f_tail_128x128 <= INT64_C(546)) {
+            const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
             if (f_nwaste_64 <= INT64_C(77)) {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(144)) {
+                const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                 if (f_mwaste_128 <= INT64_C(115)) {
+                  const std::int64_t f_W = W;
                   if (f_W <= INT64_C(35)) {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x256 <= INT64_C(401)) {
                       return 27;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s6_sw4_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -774,6 +804,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     return 22;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                   }
                 } else {
+                  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_64x64 <= INT64_C(29)) {
                     return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -781,11 +812,15 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x64 <= INT64_C(18)) {
                   return 23;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                   if (f_k_iters_64 <= INT64_C(9)) {
+                    const std::int64_t f_W = W;
                     if (f_W <= INT64_C(9)) {
+                      const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
                       if (f_ctas_64x256 <= INT64_C(50)) {
                         return 23;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -805,14 +840,18 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             } else {
               if (f_tail_128x128 <= INT64_C(321)) {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(10)) {
                   return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
                   return 23;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(208)) {
+                  const std::int64_t f_S = S;
                   if (f_S <= INT64_C(2)) {
+                    const std::int64_t f_C = C;
                     if (f_C <= INT64_C(496)) {
                       return 23;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -827,13 +866,16 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             }
           } else {
+            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
             if (f_mwaste_128 <= INT64_C(119)) {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
               if (f_k_iters_64 <= INT64_C(11)) {
                 return 10;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
                 return 7;  // i8nc32_t128x64x128_w64x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             } else {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(672)) {
                 return 23;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
@@ -842,6 +884,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           }
         } else {
+          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
           if (f_tail_64x64 <= INT64_C(468)) {
             return 16;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
           } else {
@@ -849,14 +892,20 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
           }
         }
       } else {
+        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
         if (f_tail_256x128 <= INT64_C(565)) {
           if (f_nwaste_128 <= INT64_C(137)) {
+            const std::int64_t f_gemm_k = gemm_k;
             if (f_gemm_k <= INT64_C(3728)) {
+              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x256 <= INT64_C(95)) {
                 if (f_tail_256x128 <= INT64_C(503)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(1520)) {
+                    const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_256x128 <= INT64_C(6348)) {
                       if (f_nwaste_128 <= INT64_C(77)) {
+                        const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
                         if (f_waves_64x256 <= INT64_C(3)) {
                           return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -872,14 +921,17 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     return 5;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                   }
                 } else {
+                  const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
                   if (f_waves_128x256 <= INT64_C(17)) {
                     if (f_gemm_k <= INT64_C(272)) {
+                      const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
                       if (f_waves_256x64 <= INT64_C(3)) {
                         return 22;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
                         return 31;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
+                      const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                       if (f_nwaste_256 <= INT64_C(109)) {
                         return 6;  // i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -891,7 +943,9 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(174)) {
+                  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                   if (f_waves_128x128 <= INT64_C(1)) {
                     return 18;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -899,6 +953,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 } else {
                   if (f_nwaste_128 <= INT64_C(29)) {
+                    const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                     if (f_waves_256x128 <= INT64_C(116)) {
                       if (f_tail_256x128 <= INT64_C(48)) {
                         return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -913,14 +968,18 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       return 4;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                     }
                   } else {
+                    const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x128 <= INT64_C(173)) {
+                      const std::int64_t f_stride = stride;
                       if (f_stride <= INT64_C(1)) {
                         return 13;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
                         return 29;  // i8nc32_t64x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_256x64 <= INT64_C(130)) {
+                        const std::int64_t f_gemm_n = gemm_n;
                         if (f_gemm_n <= INT64_C(592)) {
                           return 11;  // i8nc32_t128x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -938,11 +997,16 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
               if (f_waves_64x256 <= INT64_C(18)) {
                 if (f_waves_64x64 <= INT64_C(8)) {
+                  const std::int64_t f_stride = stride;
                   if (f_stride <= INT64_C(1)) {
+                    const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                     if (f_waves_128x128 <= INT64_C(1)) {
+                      const std::int64_t f_W = W;
                       if (f_W <= INT64_C(12)) {
+                        const std::int64_t f_C = C;
                         if (f_C <= INT64_C(320)) {
                           return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -955,6 +1019,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       return 30;  // i8nc32_t64x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                     }
                   } else {
+                    const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x256 <= INT64_C(359)) {
                       return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -969,9 +1034,13 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             }
           } else {
+            const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
             if (f_nwaste_64 <= INT64_C(175)) {
+              const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
               if (f_waves_128x128 <= INT64_C(1)) {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(93)) {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                   if (f_nwaste_256 <= INT64_C(406)) {
                     return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -985,9 +1054,12 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   return 1;  // i8nc32_t128x128x128_w64x64x128_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x64 <= INT64_C(238)) {
                   if (f_waves_128x128 <= INT64_C(8)) {
+                    const std::int64_t f_gemm_n = gemm_n;
                     if (f_gemm_n <= INT64_C(240)) {
+                      const std::int64_t f_W = W;
                       if (f_W <= INT64_C(53)) {
                         return 11;  // i8nc32_t128x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -997,6 +1069,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     }
                   } else {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(17)) {
                       return 15;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
                     } else {
@@ -1008,6 +1081,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(5904)) {
                 return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
@@ -1016,8 +1090,10 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           }
         } else {
+          const std::int64_t f_gemm_k = gemm_k;
           if (f_gemm_k <= INT64_C(272)) {
             if (f_waves_64x64 <= INT64_C(6)) {
+              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x128 <= INT64_C(545)) {
                 return 22;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
@@ -1025,6 +1101,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             } else {
               if (f_nwaste_128 <= INT64_C(158)) {
+                const std::int64_t f_gemm_m = gemm_m;
                 if (f_gemm_m <= INT64_C(396)) {
                   if (f_waves_64x64 <= INT64_C(7)) {
                     return 6;  // i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -1032,10 +1109,13 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     return 31;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   }
                 } else {
+                  const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
                   if (f_waves_128x256 <= INT64_C(1)) {
+                    const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_256x64 <= INT64_C(222)) {
                       return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                       if (f_k_iters_64 <= INT64_C(3)) {
                         return 31;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -1047,6 +1127,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 }
               } else {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(85)) {
                   return 13;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -1055,17 +1136,21 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             }
           } else {
+            const std::int64_t f_gemm_n = gemm_n;
             if (f_gemm_n <= INT64_C(160)) {
+              const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
               if (f_waves_64x256 <= INT64_C(3)) {
                 return 23;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
                 return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             } else {
+              const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x256 <= INT64_C(507)) {
                 if (f_nwaste_128 <= INT64_C(128)) {
                   return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
+                  const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                   if (f_waves_256x128 <= INT64_C(1)) {
                     return 12;  // i8nc32_t256x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -1074,10 +1159,13 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               } else {
                 if (f_nwaste_128 <= INT64_C(137)) {
+                  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
                   if (f_waves_64x256 <= INT64_C(10)) {
+                    const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x128 <= INT64_C(30)) {
                       return 29;  // i8nc32_t64x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
+                      const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                       if (f_nwaste_256 <= INT64_C(281)) {
                         return 6;  // i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -1085,8 +1173,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       }
                     }
                   } else {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                     if (f_k_iters_64 <= INT64_C(26)) {
+                      const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_64x64 <= INT64_C(123)) {
+                        const std::int64_t f_P = P;
                         if (f_P <= INT64_C(57)) {
                           return 32;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s4_sw2_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -1096,6 +1187,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                         return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
+                      const std::int64_t f_Q = Q;
                       if (f_Q <= INT64_C(132)) {
                         return 6;  // i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -1104,8 +1196,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     }
                   }
                 } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(400)) {
+                    const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                     if (f_waves_256x128 <= INT64_C(3)) {
+                      const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_64x256 <= INT64_C(380)) {
                         return 11;  // i8nc32_t128x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -1124,12 +1219,18 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
         }
       }
     } else {
+      const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
       if (f_nwaste_64 <= INT64_C(333)) {
         if (f_waves_64x64 <= INT64_C(6)) {
+          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
           if (f_tail_256x128 <= INT64_C(511)) {
+            const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
             if (f_waves_64x256 <= INT64_C(1)) {
+              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x128 <= INT64_C(684)) {
+                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x64 <= INT64_C(568)) {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                   if (f_mwaste_64 <= INT64_C(13)) {
                     return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -1139,6 +1240,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   return 9;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
+                const std::int64_t f_R = R;
                 if (f_R <= INT64_C(2)) {
                   return 31;  // i8nc32_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -1146,9 +1248,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x256 <= INT64_C(984)) {
                 return 9;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
+                const std::int64_t f_gemm_k = gemm_k;
                 if (f_gemm_k <= INT64_C(2288)) {
                   return 10;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -1157,10 +1261,13 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               }
             }
           } else {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
             if (f_k_iters_64 <= INT64_C(4)) {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x64 <= INT64_C(553)) {
                 return 9;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                 if (f_mwaste_256 <= INT64_C(49)) {
                   return 9;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -1168,9 +1275,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x64 <= INT64_C(515)) {
                 return 6;  // i8nc32_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
+                const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_64x128 <= INT64_C(394)) {
                   return 13;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -1180,11 +1289,14 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           }
         } else {
+          const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
           if (f_waves_64x256 <= INT64_C(12)) {
             if (f_waves_64x256 <= INT64_C(8)) {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x64 <= INT64_C(476)) {
                 return 13;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_256x128 <= INT64_C(339)) {
                   return 13;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -1192,6 +1304,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               }
             } else {
+              const std::int64_t f_S = S;
               if (f_S <= INT64_C(2)) {
                 return 9;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
@@ -1203,16 +1316,21 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
           }
         }
       } else {
+        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
         if (f_tail_256x128 <= INT64_C(746)) {
+          const std::int64_t f_C = C;
           if (f_C <= INT64_C(1632)) {
             if (f_waves_64x64 <= INT64_C(2)) {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(160)) {
+                const std::int64_t f_P = P;
                 if (f_P <= INT64_C(14)) {
                   return 42;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
                   return 34;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(198)) {
                   return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
@@ -1223,6 +1341,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
               return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
             }
           } else {
+            const std::int64_t f_sms = sms;
             if (f_sms <= INT64_C(82)) {
               return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
@@ -1230,8 +1349,11 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           }
         } else {
+          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
           if (f_k_iters_64 <= INT64_C(25)) {
+            const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
             if (f_mwaste_64 <= INT64_C(2)) {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(864)) {
                 return 35;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
@@ -1242,6 +1364,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
             }
           } else {
             if (f_waves_64x64 <= INT64_C(14)) {
+              const std::int64_t f_H = H;
               if (f_H <= INT64_C(39)) {
                 return 13;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
@@ -1351,107 +1474,34 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
   const std::int64_t gemm_m = ((N * P) * Q);
   const std::int64_t gemm_n = K;
   const std::int64_t gemm_k = ((C * R) * S);
-  const std::int64_t f_N = N;
-  const std::int64_t f_C = C;
-  const std::int64_t f_H = H;
-  const std::int64_t f_W = W;
-  const std::int64_t f_K = K;
-  const std::int64_t f_R = R;
-  const std::int64_t f_S = S;
-  const std::int64_t f_stride = stride;
-  const std::int64_t f_pad = pad;
-  const std::int64_t f_dilation = dilation;
-  const std::int64_t f_P = P;
-  const std::int64_t f_Q = Q;
-  const std::int64_t f_gemm_m = gemm_m;
-  const std::int64_t f_gemm_n = gemm_n;
-  const std::int64_t f_gemm_k = gemm_k;
-  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
-  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+  static_cast<void>(P);
+  static_cast<void>(Q);
+  static_cast<void>(gemm_m);
+  static_cast<void>(gemm_n);
+  static_cast<void>(gemm_k);
   const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_sms = sms;
-  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
-  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
-  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
-  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-  const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
-  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
-  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-  static_cast<void>(f_N);
-  static_cast<void>(f_C);
-  static_cast<void>(f_H);
-  static_cast<void>(f_W);
-  static_cast<void>(f_K);
-  static_cast<void>(f_R);
-  static_cast<void>(f_S);
-  static_cast<void>(f_stride);
-  static_cast<void>(f_pad);
-  static_cast<void>(f_dilation);
-  static_cast<void>(f_P);
-  static_cast<void>(f_Q);
-  static_cast<void>(f_gemm_m);
-  static_cast<void>(f_gemm_n);
-  static_cast<void>(f_gemm_k);
-  static_cast<void>(f_k_iters_64);
-  static_cast<void>(f_ctas_64x64);
-  static_cast<void>(f_ctas_128x64);
-  static_cast<void>(f_ctas_64x128);
-  static_cast<void>(f_ctas_128x128);
-  static_cast<void>(f_ctas_256x128);
-  static_cast<void>(f_waves_128x128);
-  static_cast<void>(f_waves_64x64);
-  static_cast<void>(f_tail_128x128);
-  static_cast<void>(f_tail_64x64);
-  static_cast<void>(f_sms);
-  static_cast<void>(f_ctas_128x256);
-  static_cast<void>(f_tail_128x256);
-  static_cast<void>(f_waves_128x256);
-  static_cast<void>(f_tail_256x128);
-  static_cast<void>(f_waves_256x128);
-  static_cast<void>(f_ctas_64x256);
-  static_cast<void>(f_tail_64x256);
-  static_cast<void>(f_waves_64x256);
-  static_cast<void>(f_ctas_256x64);
-  static_cast<void>(f_tail_256x64);
-  static_cast<void>(f_waves_256x64);
-  static_cast<void>(f_nwaste_64);
-  static_cast<void>(f_nwaste_128);
-  static_cast<void>(f_nwaste_256);
-  static_cast<void>(f_mwaste_64);
-  static_cast<void>(f_mwaste_128);
-  static_cast<void>(f_mwaste_256);
-  static_cast<void>(f_kwaste_64);
   if (f_waves_64x64 <= INT64_C(1)) {
+    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
     if (f_kwaste_64 <= INT64_C(19)) {
+      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
       if (f_k_iters_64 <= INT64_C(30)) {
+        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
         if (f_mwaste_64 <= INT64_C(867)) {
+          const std::int64_t f_gemm_k = gemm_k;
           if (f_gemm_k <= INT64_C(160)) {
+            const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
             if (f_nwaste_64 <= INT64_C(18)) {
+              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x256 <= INT64_C(26)) {
                 return 46;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_N = N;
                 if (f_N <= INT64_C(20)) {
+                  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_256x64 <= INT64_C(25)) {
                     return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                     if (f_mwaste_128 <= INT64_C(112)) {
                       return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1463,13 +1513,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_P = P;
               if (f_P <= INT64_C(12)) {
+                const std::int64_t f_H = H;
                 if (f_H <= INT64_C(8)) {
                   return 46;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
                   return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(49)) {
                   return 34;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1478,12 +1531,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_S = S;
             if (f_S <= INT64_C(4)) {
               if (f_k_iters_64 <= INT64_C(23)) {
+                const std::int64_t f_stride = stride;
                 if (f_stride <= INT64_C(1)) {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                   if (f_nwaste_256 <= INT64_C(890)) {
                     return 46;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_Q = Q;
                     if (f_Q <= INT64_C(6)) {
                       return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1491,7 +1548,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_64x128 <= INT64_C(1)) {
+                    const std::int64_t f_pad = pad;
                     if (f_pad <= INT64_C(0)) {
                       return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1506,6 +1565,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x64 <= INT64_C(67)) {
                   return 38;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb
                 } else {
@@ -1517,7 +1577,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
           if (f_nwaste_256 <= INT64_C(827)) {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(1344)) {
               return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
@@ -1528,13 +1590,17 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
           }
         }
       } else {
+        const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
         if (f_tail_64x64 <= INT64_C(537)) {
           if (f_k_iters_64 <= INT64_C(51)) {
+            const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
             if (f_mwaste_64 <= INT64_C(804)) {
               if (f_kwaste_64 <= INT64_C(12)) {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(55)) {
                   return 38;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(2044)) {
                     return 38;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb
                   } else {
@@ -1549,6 +1615,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_K = K;
               if (f_K <= INT64_C(176)) {
                 return 39;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial4_a8x8x8_lincomb
               } else {
@@ -1561,6 +1628,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             } else {
               if (f_k_iters_64 <= INT64_C(251)) {
                 if (f_tail_64x64 <= INT64_C(507)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(1104)) {
                     return 38;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb
                   } else {
@@ -1570,6 +1638,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   return 3;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_skserial4_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                 if (f_mwaste_256 <= INT64_C(195)) {
                   return 13;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s6_sw1_optimized_strided_skserial4_a8x8x8_lincomb
                 } else {
@@ -1580,14 +1649,18 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
           }
         } else {
           if (f_kwaste_64 <= INT64_C(11)) {
+            const std::int64_t f_gemm_k = gemm_k;
             if (f_gemm_k <= INT64_C(9360)) {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(112)) {
                 return 47;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s5_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_R = R;
                 if (f_R <= INT64_C(4)) {
                   if (f_k_iters_64 <= INT64_C(143)) {
                     return 46;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(21)) {
                       return 46;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1607,14 +1680,20 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
         }
       }
     } else {
+      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
       if (f_k_iters_64 <= INT64_C(1)) {
+        const std::int64_t f_K = K;
         if (f_K <= INT64_C(852)) {
+          const std::int64_t f_stride = stride;
           if (f_stride <= INT64_C(1)) {
+            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
             if (f_ctas_64x64 <= INT64_C(65)) {
+              const std::int64_t f_gemm_k = gemm_k;
               if (f_gemm_k <= INT64_C(44)) {
                 if (f_ctas_64x64 <= INT64_C(34)) {
                   return 40;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                   if (f_mwaste_256 <= INT64_C(44)) {
                     return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1625,9 +1704,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
               if (f_nwaste_256 <= INT64_C(546)) {
                 return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_W = W;
                 if (f_W <= INT64_C(51)) {
                   return 44;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1636,16 +1717,22 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
             if (f_ctas_64x128 <= INT64_C(3)) {
+              const std::int64_t f_Q = Q;
               if (f_Q <= INT64_C(6)) {
                 return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
                 return 44;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_sk1_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_W = W;
               if (f_W <= INT64_C(38)) {
+                const std::int64_t f_C = C;
                 if (f_C <= INT64_C(20)) {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                   if (f_mwaste_256 <= INT64_C(116)) {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                     if (f_ctas_128x256 <= INT64_C(26)) {
                       return 40;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1655,9 +1742,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     return 9;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(131)) {
                     return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                     if (f_mwaste_64 <= INT64_C(122)) {
                       return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1666,7 +1755,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x64 <= INT64_C(265)) {
+                  const std::int64_t f_gemm_n = gemm_n;
                   if (f_gemm_n <= INT64_C(88)) {
                     return 41;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1679,10 +1770,13 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_gemm_k = gemm_k;
           if (f_gemm_k <= INT64_C(44)) {
+            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_128x256 <= INT64_C(56)) {
               return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
+              const std::int64_t f_Q = Q;
               if (f_Q <= INT64_C(5)) {
                 return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -1694,7 +1788,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
           }
         }
       } else {
+        const std::int64_t f_gemm_k = gemm_k;
         if (f_gemm_k <= INT64_C(236)) {
+          const std::int64_t f_W = W;
           if (f_W <= INT64_C(7)) {
             if (f_gemm_k <= INT64_C(100)) {
               if (f_W <= INT64_C(4)) {
@@ -1703,6 +1799,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
               if (f_mwaste_256 <= INT64_C(982)) {
                 return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -1711,9 +1808,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           } else {
             if (f_kwaste_64 <= INT64_C(109)) {
+              const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_64x64 <= INT64_C(204)) {
                 return 45;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                 if (f_ctas_128x256 <= INT64_C(8)) {
                   return 46;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1725,9 +1824,13 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
               if (f_nwaste_64 <= INT64_C(406)) {
+                const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x256 <= INT64_C(86)) {
+                  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_128x128 <= INT64_C(2)) {
+                    const std::int64_t f_stride = stride;
                     if (f_stride <= INT64_C(1)) {
                       return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1738,6 +1841,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 } else {
                   if (f_kwaste_64 <= INT64_C(406)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                     if (f_mwaste_256 <= INT64_C(172)) {
                       return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1748,6 +1852,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_H = H;
                 if (f_H <= INT64_C(20)) {
                   if (f_gemm_k <= INT64_C(120)) {
                     return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
@@ -1755,6 +1860,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_S = S;
                   if (f_S <= INT64_C(2)) {
                     if (f_gemm_k <= INT64_C(104)) {
                       return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
@@ -1762,6 +1868,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                       return 35;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                     if (f_mwaste_64 <= INT64_C(12)) {
                       return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1773,13 +1880,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_C = C;
           if (f_C <= INT64_C(1048)) {
             if (f_C <= INT64_C(100)) {
               if (f_gemm_k <= INT64_C(516)) {
                 if (f_C <= INT64_C(36)) {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                   if (f_nwaste_256 <= INT64_C(156)) {
                     return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(18)) {
                       return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1787,13 +1897,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_128x64 <= INT64_C(16)) {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                     if (f_mwaste_64 <= INT64_C(374)) {
                       return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
                       return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                     if (f_mwaste_64 <= INT64_C(87)) {
                       return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1802,10 +1915,13 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x64 <= INT64_C(18)) {
+                  const std::int64_t f_stride = stride;
                   if (f_stride <= INT64_C(1)) {
                     return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                     if (f_nwaste_64 <= INT64_C(531)) {
                       return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1813,7 +1929,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(87)) {
+                    const std::int64_t f_N = N;
                     if (f_N <= INT64_C(48)) {
                       return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1825,10 +1943,13 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_W = W;
               if (f_W <= INT64_C(7)) {
+                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
                 if (f_nwaste_256 <= INT64_C(179)) {
                   return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x256 <= INT64_C(223)) {
                     return 43;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s6_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1844,6 +1965,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                       return 42;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_K = K;
                     if (f_K <= INT64_C(100)) {
                       return 46;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1851,6 +1973,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x256 <= INT64_C(94)) {
                     return 38;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb
                   } else {
@@ -1860,6 +1983,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_256x64 <= INT64_C(56)) {
               return 38;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s10_sw1_optimized_strided_skserial2_a8x8x8_lincomb
             } else {
@@ -1870,14 +1994,20 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
       }
     }
   } else {
+    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
     if (f_nwaste_256 <= INT64_C(734)) {
       if (f_waves_64x64 <= INT64_C(2)) {
+        const std::int64_t f_C = C;
         if (f_C <= INT64_C(100)) {
+          const std::int64_t f_R = R;
           if (f_R <= INT64_C(2)) {
+            const std::int64_t f_Q = Q;
             if (f_Q <= INT64_C(2)) {
               return 30;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
               if (f_nwaste_128 <= INT64_C(156)) {
+                const std::int64_t f_P = P;
                 if (f_P <= INT64_C(41)) {
                   if (f_nwaste_256 <= INT64_C(29)) {
                     if (f_P <= INT64_C(7)) {
@@ -1886,6 +2016,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                       return 40;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(62)) {
                       return 30;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1896,6 +2027,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   return 30;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
                 if (f_nwaste_64 <= INT64_C(218)) {
                   return 40;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1904,16 +2036,20 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
             if (f_kwaste_64 <= INT64_C(17)) {
+              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
               if (f_nwaste_64 <= INT64_C(79)) {
                 return 31;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
                 return 10;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x64 <= INT64_C(344)) {
                 return 28;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_64x256 <= INT64_C(374)) {
                   return 28;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -1923,8 +2059,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
           if (f_ctas_256x128 <= INT64_C(33)) {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
             if (f_kwaste_64 <= INT64_C(98)) {
+              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
               if (f_nwaste_64 <= INT64_C(27)) {
                 return 31;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -1932,6 +2071,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   if (f_kwaste_64 <= INT64_C(26)) {
                     return 31;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_gemm_k = gemm_k;
                     if (f_gemm_k <= INT64_C(152)) {
                       return 30;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1939,6 +2079,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(445)) {
                     return 31;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -1950,6 +2091,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               return 28;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
             }
           } else {
+            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
             if (f_ctas_64x64 <= INT64_C(247)) {
               return 15;  // f16nhwc_t128x64x64_w64x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
@@ -1958,9 +2100,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
           }
         }
       } else {
+        const std::int64_t f_gemm_k = gemm_k;
         if (f_gemm_k <= INT64_C(508)) {
           if (f_gemm_k <= INT64_C(124)) {
             if (f_waves_64x64 <= INT64_C(12)) {
+              const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_256x128 <= INT64_C(791)) {
                 if (f_tail_256x128 <= INT64_C(382)) {
                   if (f_gemm_k <= INT64_C(72)) {
@@ -1970,6 +2114,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                       return 27;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x128 <= INT64_C(208)) {
                       return 27;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1977,13 +2122,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
                   if (f_waves_256x64 <= INT64_C(1)) {
+                    const std::int64_t f_K = K;
                     if (f_K <= INT64_C(216)) {
                       return 40;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
                       return 27;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                     if (f_waves_128x128 <= INT64_C(3)) {
                       return 27;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -1995,10 +2143,12 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 return 0;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
               if (f_nwaste_128 <= INT64_C(242)) {
                 if (f_gemm_k <= INT64_C(28)) {
                   return 0;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                   if (f_mwaste_64 <= INT64_C(1)) {
                     return 5;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -2011,9 +2161,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               } else {
                 if (f_nwaste_256 <= INT64_C(546)) {
+                  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                   if (f_waves_128x128 <= INT64_C(7)) {
                     return 23;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x256 <= INT64_C(196)) {
                       return 23;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2030,16 +2182,21 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
             if (f_kwaste_64 <= INT64_C(51)) {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
               if (f_k_iters_64 <= INT64_C(3)) {
                 if (f_waves_64x64 <= INT64_C(6)) {
+                  const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
                   if (f_ctas_256x64 <= INT64_C(138)) {
+                    const std::int64_t f_gemm_n = gemm_n;
                     if (f_gemm_n <= INT64_C(268)) {
                       return 6;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
                       return 1;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(42)) {
                       return 28;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2047,13 +2204,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(203)) {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(114)) {
                       return 6;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
                       return 5;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_K = K;
                     if (f_K <= INT64_C(144)) {
                       return 6;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2062,7 +2222,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                 if (f_waves_128x128 <= INT64_C(2)) {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x128 <= INT64_C(507)) {
                     if (f_kwaste_64 <= INT64_C(7)) {
                       return 31;  // f16nhwc_t64x128x64_w32x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
@@ -2070,6 +2232,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                       return 14;  // f16nhwc_t128x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                     if (f_ctas_64x128 <= INT64_C(208)) {
                       return 4;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2077,13 +2240,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
                   if (f_nwaste_128 <= INT64_C(119)) {
+                    const std::int64_t f_P = P;
                     if (f_P <= INT64_C(106)) {
                       return 5;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
                       return 7;  // f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_H = H;
                     if (f_H <= INT64_C(103)) {
                       return 23;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2093,8 +2259,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
               if (f_nwaste_64 <= INT64_C(17)) {
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x128 <= INT64_C(530)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x128 <= INT64_C(734)) {
                     return 6;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -2104,8 +2273,10 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   return 6;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                 }
               } else {
+                const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_64x128 <= INT64_C(632)) {
                   if (f_gemm_k <= INT64_C(156)) {
+                    const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_256x128 <= INT64_C(643)) {
                       return 1;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2119,6 +2290,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x256 <= INT64_C(791)) {
                     if (f_gemm_k <= INT64_C(228)) {
                       return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
@@ -2126,6 +2298,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                       return 4;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x64 <= INT64_C(590)) {
                       return 18;  // f16nhwc_t256x128x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2137,16 +2310,20 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
           if (f_kwaste_64 <= INT64_C(19)) {
             if (f_waves_64x64 <= INT64_C(6)) {
+              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
               if (f_tail_128x128 <= INT64_C(503)) {
                 if (f_waves_64x64 <= INT64_C(4)) {
+                  const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_128x128 <= INT64_C(77)) {
                     return 46;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
                     return 14;  // f16nhwc_t128x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(1272)) {
                     return 19;  // f16nhwc_t256x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -2155,13 +2332,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               } else {
                 if (f_gemm_k <= INT64_C(824)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x128 <= INT64_C(488)) {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x64 <= INT64_C(897)) {
                       return 6;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
                       return 1;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x256 <= INT64_C(781)) {
                       return 7;  // f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2169,7 +2349,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(160)) {
+                    const std::int64_t f_N = N;
                     if (f_N <= INT64_C(3)) {
                       return 1;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2181,7 +2363,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
               if (f_nwaste_128 <= INT64_C(212)) {
+                const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                 if (f_ctas_64x64 <= INT64_C(4704)) {
                   if (f_kwaste_64 <= INT64_C(10)) {
                     return 7;  // f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
@@ -2189,13 +2373,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     return 17;  // f16nhwc_t256x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(544)) {
+                    const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_128x64 <= INT64_C(24840)) {
                       return 7;  // f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
                       return 8;  // f16nhwc_t128x256x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
                     if (f_waves_256x128 <= INT64_C(14)) {
                       return 5;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2204,14 +2391,18 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x64 <= INT64_C(354)) {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x256 <= INT64_C(446)) {
                     return 23;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
                     return 7;  // f16nhwc_t128x128x64_w64x64x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x64 <= INT64_C(323)) {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                     if (f_k_iters_64 <= INT64_C(21)) {
                       return 23;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2225,14 +2416,18 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           } else {
             if (f_waves_64x64 <= INT64_C(13)) {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(1016)) {
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x128 <= INT64_C(298)) {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_256x64 <= INT64_C(318)) {
                     return 17;  // f16nhwc_t256x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
                     return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_gemm_m = gemm_m;
                   if (f_gemm_m <= INT64_C(25344)) {
                     return 1;  // f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -2244,6 +2439,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             } else {
               if (f_nwaste_256 <= INT64_C(515)) {
+                const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
                 if (f_ctas_128x128 <= INT64_C(725)) {
                   return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
@@ -2257,11 +2453,15 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
         }
       }
     } else {
+      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
       if (f_nwaste_128 <= INT64_C(718)) {
+        const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
         if (f_waves_128x128 <= INT64_C(1)) {
+          const std::int64_t f_gemm_k = gemm_k;
           if (f_gemm_k <= INT64_C(80)) {
             return 40;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
           } else {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(632)) {
               return 11;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
             } else {
@@ -2269,21 +2469,28 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             }
           }
         } else {
+          const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
           if (f_waves_256x128 <= INT64_C(3)) {
+            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
             if (f_tail_256x128 <= INT64_C(495)) {
+              const std::int64_t f_C = C;
               if (f_C <= INT64_C(60)) {
                 return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                 if (f_kwaste_64 <= INT64_C(30)) {
+                  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_256x128 <= INT64_C(188)) {
                     return 10;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
                     return 11;  // f16nhwc_t128x64x32_w64x32x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   }
                 } else {
+                  const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
                   if (f_ctas_64x128 <= INT64_C(568)) {
                     return 22;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x256 <= INT64_C(833)) {
                       return 14;  // f16nhwc_t128x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2293,15 +2500,19 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
               if (f_waves_64x256 <= INT64_C(11)) {
                 if (f_waves_64x256 <= INT64_C(3)) {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                   if (f_kwaste_64 <= INT64_C(3)) {
+                    const std::int64_t f_pad = pad;
                     if (f_pad <= INT64_C(0)) {
                       return 46;  // f16nhwc_t64x64x64_w32x32x64_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
                       return 25;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                     if (f_k_iters_64 <= INT64_C(1)) {
                       return 40;  // f16nhwc_t64x64x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2309,13 +2520,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_64x64 <= INT64_C(787)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                     if (f_kwaste_64 <= INT64_C(406)) {
                       return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
                       return 24;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                     }
                   } else {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
                     if (f_ctas_128x256 <= INT64_C(254)) {
                       return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2324,7 +2538,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                   }
                 }
               } else {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                 if (f_k_iters_64 <= INT64_C(4)) {
+                  const std::int64_t f_C = C;
                   if (f_C <= INT64_C(24)) {
                     return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -2336,9 +2552,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_Q = Q;
             if (f_Q <= INT64_C(41)) {
               return 23;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
             } else {
+              const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
               if (f_mwaste_256 <= INT64_C(5)) {
                 return 23;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw4_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -2348,8 +2566,11 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
           }
         }
       } else {
+        const std::int64_t f_gemm_k = gemm_k;
         if (f_gemm_k <= INT64_C(280)) {
+          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
           if (f_kwaste_64 <= INT64_C(312)) {
+            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
             if (f_ctas_256x64 <= INT64_C(49)) {
               if (f_gemm_k <= INT64_C(112)) {
                 return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
@@ -2357,13 +2578,16 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 return 34;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_waves_128x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
               if (f_waves_128x256 <= INT64_C(3)) {
                 return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
                 if (f_waves_128x256 <= INT64_C(6)) {
+                  const std::int64_t f_S = S;
                   if (f_S <= INT64_C(2)) {
                     return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
+                    const std::int64_t f_K = K;
                     if (f_K <= INT64_C(28)) {
                       return 22;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2371,6 +2595,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                     }
                   }
                 } else {
+                  const std::int64_t f_gemm_m = gemm_m;
                   if (f_gemm_m <= INT64_C(349184)) {
                     return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -2387,10 +2612,15 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
             return 33;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s2_sw1_optimized_strided_sk1_a8x8x8_lincomb
           }
         } else {
+          const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
           if (f_ctas_128x64 <= INT64_C(205)) {
+            const std::int64_t f_C = C;
             if (f_C <= INT64_C(788)) {
+              const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
               if (f_waves_64x256 <= INT64_C(5)) {
+                const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_128x256 <= INT64_C(832)) {
+                  const std::int64_t f_H = H;
                   if (f_H <= INT64_C(219)) {
                     return 34;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -2403,6 +2633,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 return 34;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               }
             } else {
+              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
               if (f_kwaste_64 <= INT64_C(3)) {
                 return 36;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s8_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
@@ -2410,11 +2641,14 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             }
           } else {
+            const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
             if (f_waves_64x256 <= INT64_C(28)) {
               if (f_ctas_128x64 <= INT64_C(386)) {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                 if (f_tail_256x64 <= INT64_C(579)) {
                   return 34;  // f16nhwc_t64x32x32_w32x32x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_Q = Q;
                   if (f_Q <= INT64_C(57)) {
                     return 25;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s4_sw1_optimized_strided_sk1_a8x8x8_lincomb
                   } else {
@@ -2425,7 +2659,9 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 if (f_gemm_k <= INT64_C(308)) {
                   return 22;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw2_optimized_strided_sk1_a8x8x8_lincomb
                 } else {
+                  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x256 <= INT64_C(912)) {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_64x64 <= INT64_C(344)) {
                       return 24;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw8_optimized_strided_sk1_a8x8x8_lincomb
                     } else {
@@ -2437,6 +2673,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
                 }
               }
             } else {
+              const std::int64_t f_H = H;
               if (f_H <= INT64_C(62)) {
                 return 20;  // f16nhwc_t256x64x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {

@@ -223,27 +223,35 @@ def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapp
 
 
 def cpp_tree(ir: TreeIR, indent: str, var: Callable[[str], str] = "f_{}".format,
-             literal: str = "INT64_C({})") -> list[str]:
+             literal: str = "INT64_C({})", exprs: Mapping[str, str] | None = None) -> list[str]:
     """C++ statements returning the index into ``ir.classes`` of the prediction (each leaf's label
-    in a comment); feature ``name`` is read from the variable ``var(name)``."""
+    in a comment); feature ``name`` is read from the variable ``var(name)``.  With ``exprs`` (C++
+    expressions of some features), such a feature is computed as ``const std::int64_t
+    var(name) = exprs[name];`` where a path of the tree first needs it (as :func:`python_tree`):
+    a call computes only the features on its own path."""
     from .tree_ir import Leaf, Split
 
     index = {c: i for i, c in enumerate(ir.classes)}
+    lazy = dict(exprs or {})
     lines: list[str] = []
 
-    def walk(i: int, ind: str) -> None:
+    def walk(i: int, ind: str, have: frozenset[str]) -> None:
         node = ir.nodes[i]
         if isinstance(node, Leaf):
             lines.append(f"{ind}return {index[node.label]};  // {node.label}")
             return
         assert isinstance(node, Split)
-        lines.append(f"{ind}if ({var(ir.feature_names[node.feature])} <= {literal.format(node.threshold)}) {{")
-        walk(node.left, ind + "  ")
+        name = ir.feature_names[node.feature]
+        if name in lazy and name not in have:
+            lines.append(f"{ind}const std::int64_t {var(name)} = {lazy[name]};")
+            have = have | {name}
+        lines.append(f"{ind}if ({var(name)} <= {literal.format(node.threshold)}) {{")
+        walk(node.left, ind + "  ", have)
         lines.append(f"{ind}}} else {{")
-        walk(node.right, ind + "  ")
+        walk(node.right, ind + "  ", have)
         lines.append(f"{ind}}}")
 
-    walk(0, indent)
+    walk(0, indent, frozenset())
     return lines
 
 

@@ -19,7 +19,7 @@ one also defines ``enum class Family`` (from :class:`predictor.config.Family`) a
 ``KernelConfig`` a last field ``family`` (every table of that header fills it).  A header without a
 choice has neither, byte for byte as before choices existed.
 
-Features are computed by :func:`predictor.features.cpp_feature_code` and compared with the exact
+Features are computed where the tree first needs them (:func:`predictor.features.cpp_feature_exprs`) and compared with the exact
 integer thresholds of :mod:`predictor.tree_ir` (:func:`predictor.codegen.cpp_tree`); the result
 codes and the enums are written from :class:`predictor.codegen.ResultCode` and the enums of
 :mod:`predictor.config`, so the header selects exactly what the Python
@@ -42,7 +42,8 @@ from .cli import display_path, run_main
 from .codegen import ResultCode, cpp_enum, cpp_helpers, cpp_result_codes, cpp_tree
 from .config import (FAMILY_SPECS, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm, KernelConfig,
                      KernelSchedule, SplitKMode, StrideSupport, Swizzle, GEMM_ONLY_MEMBERS)
-from .features import ARGS, CHANNEL_ARGS, FEATURE_NAMES, LIMITS, cpp_feature_code, cpp_validation_code
+from .features import (ARGS, CHANNEL_ARGS, DERIVED, FEATURE_NAMES, LIMITS, cpp_feature_code, cpp_feature_exprs,
+                       cpp_validation_code)
 from .model_key import SEPARATOR, Choice, Key, model_key, sort_key
 from .schema import file_sha256
 from .tree_ir import TreeIR
@@ -156,7 +157,7 @@ def family_code(ir: TreeIR, model_sha: str | None = None, with_family: bool = Fa
                                  with_family) for c in cfgs)
     hp = meta.get("hyperparameters", {})
     params = ", ".join(f"std::int64_t {a}" if a != "sms" else f"std::int64_t sms = INT64_C({sms})" for a in ARGS)
-    unused = "\n".join(f"  static_cast<void>(f_{n});" for n in FEATURE_NAMES)
+    unused = "\n".join(f"  static_cast<void>({n});" for n, _ in DERIVED)
     info = [
         f"// ---- {'family' if isinstance(key, Family) else 'choice'} {key.value}: {_comment(key.description)}",
         f"// sweep {_comment(meta.get('sweep', '?'))} sha256 {meta.get('sweep_sha256', '?')}",
@@ -186,9 +187,9 @@ inline constexpr KernelConfig kConfigs_{f}[kNumConfigs_{f}] = {{
 constexpr int select_{f}({params}) noexcept {{
 {cpp_validation_code("  ", INVALID_SHAPE.cpp_name)}
   if ({" || ".join(f"{a} % INT64_C({cm}) != 0" for a in CHANNEL_ARGS)}) return {UNSUPPORTED_SHAPE.cpp_name};
-{cpp_feature_code("  ")}
+{cpp_feature_code("  ", features=False)}
 {unused}
-{chr(10).join(cpp_tree(ir, "  "))}
+{chr(10).join(cpp_tree(ir, "  ", exprs=cpp_feature_exprs()))}
 }}
 
 /// Name of kConfigs_{f}[index], or nullptr if index is not a config index.

@@ -204,12 +204,21 @@ def frame(df, sms: int | None = None):  # type: ignore[no-untyped-def]
 
 
 # --------------------------------------------------------------------------- the table in C++
-def cpp_feature_code(indent: str = "  ") -> str:
-    """C++ statements computing the derived values and ``f_<name>`` int64 locals from the argument locals."""
-    defs = list(DERIVED) + [(f"f_{n}", e) for n, e in FEATURES]
+def cpp_feature_code(indent: str = "  ", features: bool = True) -> str:
+    """C++ statements computing the derived values and (with ``features``) the ``f_<name>`` int64
+    locals from the argument locals."""
+    defs = list(DERIVED) + ([(f"f_{n}", e) for n, e in FEATURES] if features else [])
     names = set(ARGS) | {n for n, _ in defs}
     cpp = CppExpr()
     return "\n".join(f"{indent}const std::int64_t {name} = {cpp(parse(expr, names))};" for name, expr in defs)
+
+
+def cpp_feature_exprs() -> dict[str, str]:
+    """C++ expression of every feature over the argument and derived-value locals (for features
+    computed where a tree first needs them, :func:`predictor.codegen.cpp_tree`)."""
+    names = set(ARGS) | {n for n, _ in DERIVED}
+    cpp = CppExpr()
+    return {n: cpp(parse(e, names)) for n, e in FEATURES}
 
 
 def cpp_validation_code(indent: str = "  ", error: str = "-1") -> str:
