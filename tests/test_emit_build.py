@@ -118,16 +118,15 @@ def test_library_reused_from_its_manifest_without_objects(tmp_path: Path) -> Non
     assert not any((tmp_path / "sm_90" / "obj").iterdir())  # nothing was recompiled
 
 
-@pytest.mark.nvcc
-@needs_nvcc
-def test_small_dispatcher_compiles_with_emits_nvcc_command(tmp_path: Path) -> None:
-    """A two-config int8 model (hand-made, in the trainer's file format) through generate and build."""
-    from predictor.dispatcher import build, generate
+def _two_config_dispatcher(tmp_path: Path, second: KernelConfig) -> Path:
+    """The generated dispatcher of a hand-made two-config int8 model (SEED_CONFIG, ``second``) in
+    the trainer's file format."""
+    from predictor.dispatcher import generate
     from predictor.export_cpp import export_models_dir
     from predictor.features import FEATURE_NAMES
     from predictor.tree_ir import Leaf, Split, TreeIR
 
-    classes = [SEED_CONFIG.name, SEED_CONFIG.with_split_k(2).name]
+    classes = [SEED_CONFIG.name, second.name]
     meta = {"family": "i8nc32", "gpu_slug": "t", "gpu": "hand-made", "sms": 132,
             "smem_bytes": {c: 100000 for c in classes}, "sm87_ok": {c: True for c in classes}}
     ir = TreeIR(tuple(FEATURE_NAMES), tuple(classes),
@@ -135,7 +134,16 @@ def test_small_dispatcher_compiles_with_emits_nvcc_command(tmp_path: Path) -> No
     (tmp_path / "models").mkdir()
     ir.validate().save(tmp_path / "models" / "t-i8nc32.tree.json")
     export_models_dir(tmp_path / "models", "t", tmp_path / "export")
-    src = generate(tmp_path / "models", "t", tmp_path / "export")
+    return generate(tmp_path / "models", "t", tmp_path / "export")
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+def test_small_dispatcher_compiles_with_emits_nvcc_command(tmp_path: Path) -> None:
+    """A two-config int8 model (one kernel, split-k 1 and 2) through generate and build."""
+    from predictor.dispatcher import build
+
+    src = _two_config_dispatcher(tmp_path, SEED_CONFIG.with_split_k(2))
     assert sorted(p.name for p in src.parent.iterdir()) == ["CMakeLists.txt", "pk_runtime.h", "t_dispatch.cu"]
     text = src.read_text()
     assert text.count("PK_EXPORT_KERNEL(") == 1 and text.count('#include "pk_runtime.h"') == 1
@@ -148,21 +156,10 @@ def test_small_dispatcher_compiles_with_emits_nvcc_command(tmp_path: Path) -> No
 def test_dispatcher_builds_in_parallel_parts(tmp_path: Path) -> None:
     """``build(jobs=2)``: two parts compiled in parallel and linked hold each kernel once and the
     dispatch code once (a single-TU build of the same source is the test above)."""
-    from predictor.dispatcher import build, generate
-    from predictor.export_cpp import export_models_dir
-    from predictor.features import FEATURE_NAMES
-    from predictor.tree_ir import Leaf, Split, TreeIR
+    from predictor.dispatcher import build
 
     other = dataclasses.replace(SEED_CONFIG, stages=3)
-    classes = [SEED_CONFIG.name, other.name]
-    meta = {"family": "i8nc32", "gpu_slug": "t", "gpu": "hand-made", "sms": 132,
-            "smem_bytes": {c: 100000 for c in classes}, "sm87_ok": {c: True for c in classes}}
-    ir = TreeIR(tuple(FEATURE_NAMES), tuple(classes),
-                (Split(FEATURE_NAMES.index("gemm_m"), 4096, 1, 2), Leaf(classes[0]), Leaf(classes[1])), meta)
-    (tmp_path / "models").mkdir()
-    ir.validate().save(tmp_path / "models" / "t-i8nc32.tree.json")
-    export_models_dir(tmp_path / "models", "t", tmp_path / "export")
-    lib = build(generate(tmp_path / "models", "t", tmp_path / "export"), "sm_87", jobs=2)
+    lib = build(_two_config_dispatcher(tmp_path, other), "sm_87", jobs=2)
     syms = subprocess.run(["nm", "-D", "--defined-only", str(lib)], check=True, capture_output=True,
                           text=True).stdout.split()
     for c in (SEED_CONFIG, other):
