@@ -253,38 +253,50 @@ def _strip_options(argv: list[str], opts: dict[str, int]) -> list[str]:
     return out
 
 
-def run_sweep(args: argparse.Namespace) -> int:
-    t_start = time.time()
-    out = Path(args.out)
-    parts_dir = Path(args.parts) if args.parts else out.with_name(out.stem + ".parts")
-    store = PartStore(parts_dir, args.shard)
-    families = _families(args)
+#: The work of one family: its configs and this shard's problems.
+Plan = list[tuple[Family, list[KernelConfig], list[Shape]]]
+#: Problems still to measure, in order: (family, its configs, problem).
+Todo = list[tuple[Family, list[KernelConfig], Shape]]
 
-    # ---- work list
-    plan: list[tuple[Family, list[KernelConfig], list[Shape]]] = []
-    for fam in families:
-        cfgs = family_grid(fam)
-        if args.configs:
-            wanted = set(args.configs)
-            cfgs = [c for c in cfgs if c.name in wanted or c.kernel_name in wanted]
-        if args.max_configs:
-            cfgs = cfgs[: args.max_configs]
-        if args.layers:
-            shapes = [s for path in args.layers for s in read_layers_csv(path)]
-            skipped = [s for s in shapes if not fits(s.problem, fam, float("inf"), float("inf"))]
-            for s in skipped:
-                _LOG.warning("%s: %s cannot run %s (C and K must be multiples of %d%s)", s.source, fam.value,
-                             s.problem.key, fam.spec.channel_multiple,
-                             "" if fam.spec.operation == "conv" else "; 1x1, stride 1, pad 0, dilation 1 only")
-            shapes = [s for s in shapes if s not in skipped]
-        else:
-            count = args.shapes if args.shapes else fam.spec.default_problems
-            shapes = default_shapes(fam, count, args.seed, args.max_gflop, args.max_mbytes,
-                                    min_gflop=args.min_gflop)
-        i, n = args.shard
-        shapes = [s for j, s in enumerate(shapes) if j % n == i]
-        plan.append((fam, cfgs, shapes))
 
+def _family_configs(args: argparse.Namespace, fam: Family) -> list[KernelConfig]:
+    """The family's grid, narrowed by ``--configs`` and ``--max-configs``."""
+    cfgs = family_grid(fam)
+    if args.configs:
+        wanted = set(args.configs)
+        cfgs = [c for c in cfgs if c.name in wanted or c.kernel_name in wanted]
+    if args.max_configs:
+        cfgs = cfgs[: args.max_configs]
+    return cfgs
+
+
+def _family_shapes(args: argparse.Namespace, fam: Family) -> list[Shape]:
+    """This shard's problems of the family: the ``--layers`` files' (those it can run) or the
+    default set."""
+    if args.layers:
+        shapes = [s for path in args.layers for s in read_layers_csv(path)]
+        skipped = [s for s in shapes if not fits(s.problem, fam, float("inf"), float("inf"))]
+        for s in skipped:
+            _LOG.warning("%s: %s cannot run %s (C and K must be multiples of %d%s)", s.source, fam.value,
+                         s.problem.key, fam.spec.channel_multiple,
+                         "" if fam.spec.operation == "conv" else "; 1x1, stride 1, pad 0, dilation 1 only")
+        shapes = [s for s in shapes if s not in skipped]
+    else:
+        count = args.shapes if args.shapes else fam.spec.default_problems
+        shapes = default_shapes(fam, count, args.seed, args.max_gflop, args.max_mbytes,
+                                min_gflop=args.min_gflop)
+    i, n = args.shard
+    return [s for j, s in enumerate(shapes) if j % n == i]
+
+
+def plan_sweep(args: argparse.Namespace) -> Plan:
+    """Every family's configs and problems in this shard, saved or not."""
+    return [(fam, _family_configs(args, fam), _family_shapes(args, fam)) for fam in _families(args)]
+
+
+def resume(args: argparse.Namespace, out: Path, store: PartStore, plan: Plan) -> tuple[list[pd.DataFrame], Todo]:
+    """The rows saved so far (the parts, and ``out`` unless ``--fresh``) and the problems of the plan
+    that none of them, nor a ``--done-from`` file, holds."""
     previous = [store.load()]
     if out.exists() and not args.fresh:
         previous.append(read_sweep(out))
@@ -292,12 +304,12 @@ def run_sweep(args: argparse.Namespace) -> int:
     todo = [(fam, cfgs, s) for fam, cfgs, shapes in plan for s in shapes if (fam.value, s.problem.key) not in done]
     total = sum(len(shapes) for _, _, shapes in plan)
     _LOG.info("%d problems in this shard, %d already saved, %d to run", total, total - len(todo), len(todo))
-    if args.dry_run:
-        for fam, cfgs, shapes in plan:
-            print(f"{fam.value}: {len(cfgs)} configs ({len({c.kernel_name for c in cfgs})} kernels) x "
-                  f"{len(shapes)} problems")
-        return 0
+    return previous, todo
 
+
+def prepare_backend(args: argparse.Namespace, plan: Plan, todo: Todo) -> tuple[Backend, dict[str, Any], float]:
+    """The backend with every planned config prepared (built) where there is work: the backend, its
+    build stats and the build time in seconds."""
     backend = load_backend(args.backend, **({"arch": args.arch, "build_dir": args.build_dir, "jobs": args.jobs,
                                               "target_ms": args.target_ms, "reps": args.reps,
                                               "retime_top": args.retime_top, "seed": args.seed,
@@ -307,9 +319,13 @@ def run_sweep(args: argparse.Namespace) -> int:
     all_cfgs = [c for _, cfgs, _ in plan for c in cfgs]
     t_build = time.time()
     build_stats = backend.prepare(all_cfgs) if todo else {}
-    build_s = time.time() - t_build
-    info = dict(backend.info)
-    meta = {
+    return backend, build_stats, time.time() - t_build
+
+
+def sweep_metadata(args: argparse.Namespace, backend: Backend, plan: Plan, info: dict[str, Any]) -> dict[str, Any]:
+    """The provenance every part and the output file carry (command, date, commit, device, toolchain,
+    timing settings)."""
+    return {
         "command": " ".join([os.path.basename(sys.executable), "-m", "predictor.collect", *sys.argv[1:]]),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "commit": _git_commit(), "backend": args.backend, "device": info, "arch": backend.arch,
@@ -321,16 +337,19 @@ def run_sweep(args: argparse.Namespace) -> int:
         "cutlass": _metadata(lambda: emit.cutlass_version(), "unknown"),
         "nvcc_flags": {fam.value: _metadata(lambda fam=fam: _flags(fam, backend.arch), []) for fam, _, _ in plan},
     }
-    clocks = backend.warm_up()  # the GPU idles at low clocks: record them after the warm-up
-    if clocks:
-        meta["clocks_after_warm_up"] = clocks
 
+
+def measure_problems(args: argparse.Namespace, backend: Backend, store: PartStore, todo: Todo,
+                     info: dict[str, Any], meta: dict[str, Any], t_start: float) -> tuple[int, bool]:
+    """Measure the problems of ``todo`` in order, saving a part every ``--flush-seconds`` and at the
+    end; a problem during which the process died ``--max-crashes`` times is recorded as failed rows.
+    Returns the number of problems done and whether ``--time-limit`` (counted from ``t_start``)
+    stopped the loop early."""
     try:
         from tqdm import tqdm
     except ImportError:  # pragma: no cover
         tqdm = None  # type: ignore[assignment]
     bar = tqdm(total=len(todo), desc="sweep", unit="problem", disable=tqdm is None or args.quiet) if tqdm else None
-    t_sweep = time.time()
     pending: list[Row] = []
     markers: list[Path] = []
     last_flush = time.time()
@@ -366,6 +385,48 @@ def run_sweep(args: argparse.Namespace) -> int:
         store.unmark(markers)
     if bar is not None:
         bar.close()
+    return n_done, stopped_early
+
+
+def write_output(args: argparse.Namespace, out: Path, previous: list[pd.DataFrame], store: PartStore,
+                 meta: dict[str, Any], remaining: int) -> None:
+    """Merge the rows saved before this run and the parts into ``out``, with ``meta`` (and the
+    metadata of the file it replaces as ``history``); ``remaining``: problems of this shard left."""
+    merged = merge_frames([*previous, store.load()])
+    if out.exists() and not args.fresh:  # keep the provenance of the rows already in the file
+        old = read_metadata(out)
+        meta["history"] = [*old.pop("history", []), old]
+    merged = validate_frame(merged, "merged sweep")
+    meta["complete"] = remaining == 0
+    meta["problems"] = int(merged.groupby("family")["shape_key"].nunique().sum()) if len(merged) else 0
+    write_sweep(merged, out, meta)
+    _LOG.info("wrote %s: %d rows, %d problems%s", out, len(merged), meta["problems"],
+              "" if remaining == 0 else f" ({remaining} problems of this shard left: re-run to resume)")
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    """Plan, skip what is saved, build, measure and write the output (exit 3: ``--time-limit`` stopped it)."""
+    t_start = time.time()
+    out = Path(args.out)
+    parts_dir = Path(args.parts) if args.parts else out.with_name(out.stem + ".parts")
+    store = PartStore(parts_dir, args.shard)
+    plan = plan_sweep(args)
+    previous, todo = resume(args, out, store, plan)
+    if args.dry_run:
+        for fam, cfgs, shapes in plan:
+            print(f"{fam.value}: {len(cfgs)} configs ({len({c.kernel_name for c in cfgs})} kernels) x "
+                  f"{len(shapes)} problems")
+        return 0
+
+    backend, build_stats, build_s = prepare_backend(args, plan, todo)
+    info = dict(backend.info)
+    meta = sweep_metadata(args, backend, plan, info)
+    clocks = backend.warm_up()  # the GPU idles at low clocks: record them after the warm-up
+    if clocks:
+        meta["clocks_after_warm_up"] = clocks
+
+    t_sweep = time.time()
+    n_done, stopped_early = measure_problems(args, backend, store, todo, info, meta, t_start)
     sweep_s = time.time() - t_sweep
     timed_ms = float(backend.timed_ms)
     stats = {"problems_run": n_done, "build_seconds": round(build_s, 1), "sweep_seconds": round(sweep_s, 1),
@@ -374,18 +435,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     _LOG.info("sweep stats: %s", json.dumps(stats))
     meta["stats"] = stats
 
-    # ---- merge everything saved so far into the output
-    merged = merge_frames([*previous, store.load()])
-    if out.exists() and not args.fresh:  # keep the provenance of the rows already in the file
-        old = read_metadata(out)
-        meta["history"] = [*old.pop("history", []), old]
-    merged = validate_frame(merged, "merged sweep")
-    remaining = len(todo) - n_done
-    meta["complete"] = remaining == 0
-    meta["problems"] = int(merged.groupby("family")["shape_key"].nunique().sum()) if len(merged) else 0
-    write_sweep(merged, out, meta)
-    _LOG.info("wrote %s: %d rows, %d problems%s", out, len(merged), meta["problems"],
-              "" if remaining == 0 else f" ({remaining} problems of this shard left: re-run to resume)")
+    write_output(args, out, previous, store, meta, len(todo) - n_done)
     backend.close()
     return 0 if not stopped_early else 3
 

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from .features import ARGS
 from .timing import TIMING_METHOD
 
 _LOG = logging.getLogger(__name__)
@@ -22,11 +23,10 @@ STATUSES = ("ok", "cannot_implement", "compile_error", "launch_error", "wrong_re
 _NAN = math.nan
 
 
-def _column(doc: str, default: Any = MISSING, *, older: Any = MISSING, shape: bool = False) -> Any:
-    """A :class:`Row` field: its meaning (``doc``), the value of a new row (``default``), for a
-    column added after the first sweeps the value that an older file without it means (``older``),
-    and whether it is an argument of the problem (``shape``)."""
-    meta = {"doc": doc, "shape": shape, **({} if older is MISSING else {"older": older})}
+def _column(doc: str, default: Any = MISSING, *, older: Any = MISSING) -> Any:
+    """A :class:`Row` field: its meaning (``doc``), the value of a new row (``default``), and for a
+    column added after the first sweeps the value that an older file without it means (``older``)."""
+    meta = {"doc": doc, **({} if older is MISSING else {"older": older})}
     return field(metadata=meta) if default is MISSING else field(default=default, metadata=meta)
 
 
@@ -58,16 +58,16 @@ class Row:
     family: str = _column("config family (i8nc32 = int8 NCxHWx<32>, f16nhwc = fp16 NHWC)", "")
     shape_key: str = _column("canonical problem key (n.._c.._h.._w.._k.._r.._s.._u<stride>_p<pad>_d<dilation>)", "")
     source: str = _column("where the problem came from: grid, random, net:<network>, user:<file>", "")
-    N: int = _column("problem size", 0, shape=True)
-    C: int = _column("problem size", 0, shape=True)
-    H: int = _column("problem size", 0, shape=True)
-    W: int = _column("problem size", 0, shape=True)
-    K: int = _column("problem size", 0, shape=True)
-    R: int = _column("problem size", 0, shape=True)
-    S: int = _column("problem size", 0, shape=True)
-    stride: int = _column("problem size", 0, shape=True)
-    pad: int = _column("problem size", 0, shape=True)
-    dilation: int = _column("problem size", 0, shape=True)
+    N: int = _column("problem size", 0)
+    C: int = _column("problem size", 0)
+    H: int = _column("problem size", 0)
+    W: int = _column("problem size", 0)
+    K: int = _column("problem size", 0)
+    R: int = _column("problem size", 0)
+    S: int = _column("problem size", 0)
+    stride: int = _column("problem size", 0)
+    pad: int = _column("problem size", 0)
+    dilation: int = _column("problem size", 0)
     sm87_ok: bool = _column("fits a Jetson Orin (sm_87) block's shared memory; kept for older readers, decided "
                             "from smem_bytes (predictor.targets)", False)
     sms: int = _column("SMs the kernels could use", 0)
@@ -86,8 +86,9 @@ class Row:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-#: The problem's columns: the arguments of ``predictor.features.ConvProblem``, in order.
-SHAPE_COLUMNS = [f.name for f in fields(Row) if f.metadata["shape"]]
+#: The problem's columns: the arguments of ``predictor.features.ConvProblem``, in order
+#: (:data:`predictor.features.ARGS` without ``sms``, which is the device's column).
+SHAPE_COLUMNS = [a for a in ARGS if a != "sms"]
 KEY_COLUMNS = ["family", "shape_key", "config"]
 
 #: Every column and its meaning (sweeps/README.md documents the same list), in the order written.

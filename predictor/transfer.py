@@ -115,7 +115,7 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> str:
         f"- the whole-GPU winner is still the fastest at {res['target_sms']} SMs on "
         f"{100 * res['full_winner_still_wins']:.0f}% of problems",
         "",
-        f"| method | geomean | P10 | worst | exact |",
+        "| method | geomean | P10 | worst | exact |",
         "|---|---|---|---|---|",
     ]
     for name, m in res["results"].items():

@@ -22,7 +22,7 @@ from predictor.config import (
     SEED_CONFIG, SMEM_LIMIT_BYTES, EpilogueFunctor, Family, IteratorAlgorithm, KernelConfig, Swizzle,
 )
 from predictor.features import ConvProblem, same_pad
-from predictor.schema import write_sweep
+from predictor.schema import SHAPE_COLUMNS, Row, rows_frame, write_sweep
 
 GPU = "synthetic"
 SMS = 132
@@ -171,8 +171,8 @@ def shapes(n_shapes: int = 400, seed: int = 0, channel_multiple: int = 32) -> li
 
 def make_sweep(n_shapes: int = 400, n_configs: int | None = None, seed: int = 0,
                families: Iterable[str] = ("i8nc32", "f16nhwc"), sms: int = SMS, gpu: str = GPU) -> pd.DataFrame:
-    """A SYNTHETIC sweep frame (one row per family x shape x config) in the real schema."""
-    rows = []
+    """A SYNTHETIC sweep frame (one :class:`~predictor.schema.Row` per family x shape x config)."""
+    rows: list[Row] = []
     for fam_name in families:
         fam = Family(fam_name)
         cfgs = family_configs(fam, n_configs)
@@ -193,24 +193,22 @@ def make_sweep(n_shapes: int = 400, n_configs: int | None = None, seed: int = 0,
                     status = "ok"
                 t = _time_us(p, c, sms) if status in ("ok", "wrong_result") else float("nan")
                 smem = c.smem_bytes_estimate
-                rows.append({
-                    "family": fam.value, "shape_key": p.key, "source": src,
-                    "N": p.N, "C": p.C, "H": p.H, "W": p.W, "K": p.K, "R": p.R, "S": p.S,
-                    "stride": p.stride, "pad": p.pad, "dilation": p.dilation,
-                    "config": c.name, "kernel": c.kernel_name, "status": status,
-                    "verified": status == "ok", "max_abs_err": 0.0 if status == "ok" else float("nan"),
-                    "bad_frac": 0.0 if status == "ok" else float("nan"),
-                    "time_us": t, "time_p20_us": t * 0.99, "time_p80_us": t * 1.01, "time_min_us": t * 0.98,
-                    "retime_us": float("nan"), "iters": 10, "reps": 5, "smem_bytes": smem,
-                    "sm87_ok": smem <= SMEM_LIMIT_BYTES["sm_87"], "sms": sms, "gpu": gpu,
-                })
+                rows.append(Row(
+                    config=c.name, kernel=c.kernel_name, status=status,
+                    verified=status == "ok", max_abs_err=0.0 if status == "ok" else float("nan"),
+                    bad_frac=0.0 if status == "ok" else float("nan"),
+                    time_us=t, time_p20_us=t * 0.99, time_p80_us=t * 1.01, time_min_us=t * 0.98,
+                    iters=10, reps=5, smem_bytes=smem,
+                    timing_method=1,  # labels from time_us, as when the fixture had no such column
+                    family=fam.value, shape_key=p.key, source=src,
+                    **{a: getattr(p, a) for a in SHAPE_COLUMNS},
+                    sm87_ok=smem <= SMEM_LIMIT_BYTES["sm_87"], sms=sms, gpu=gpu,
+                ))
                 if status == "ok":
                     times[len(rows) - 1] = t
             for idx in sorted(times, key=times.get)[:3]:  # retime the fastest 3
-                rows[idx]["retime_us"] = times[idx] * (0.995 + 0.01 * _hash01("retime", idx))
-    df = pd.DataFrame(rows)
-    df["verified"] = df["verified"].astype(bool)
-    return df
+                rows[idx].retime_us = times[idx] * (0.995 + 0.01 * _hash01("retime", idx))
+    return rows_frame(rows)
 
 
 def write_synthetic_sweep(path: str | Path, **kwargs: object) -> Path:
