@@ -60,7 +60,7 @@ from .features import FEATURE_NAMES
 from .model_key import CLI_HELP, Key, cli_model_key, model_key
 from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.train has always offered
     DEFAULT_KIND, DEPTH_GRID, K_GRID, MIN_LEAF_GRID, WEIGHTINGS, CVResult, Fitted, _folds, base_keys, cross_validate,
-    fit_model, training_set,
+    fit_key, fit_model, model_ir, training_set,
 )
 from .portfolio import (
     FamilyTable, ShapeTable, TrainError, best_single, eligible_rows, family_table, metrics, picked_times,
@@ -203,6 +203,10 @@ def _model_meta(family: Key, sets: TrainingSets, fitted: Fitted, cv: CVResult, *
         "portfolio": names, "hyperparameters": {"kind": kind, "k": k, "max_depth": depth,
                                                 "min_samples_leaf": min_leaf, "weighting": weighting,
                                                 "seed": seed, "grown_on": list(fitted.portfolio)},
+        **({"routed": {"feature": "pointwise", "partial_families": [f.value for f in family.partial],
+                       **{part: {"k": r.chosen[0], "weighting": r.chosen[1], "min_samples_leaf": r.chosen[2],
+                                 "max_depth": r.chosen[3], "cv_geomean": round(r.scores[r.chosen], 5)}
+                          for part, r in cv.parts.items()}}} if cv.parts else {}),
         "smem_bytes": {n: int(smem.get(n, -1)) for n in names},
         "sm87_ok": {n: bool(sm87.get(n, False)) for n in names},
         "versions": _versions(),
@@ -275,20 +279,21 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
     t0 = time.time()
     sets = training_sets(df, family, target, holdout_prefixes)
     train_t, hold_t, X, Xh = sets.train, sets.hold, sets.X, sets.Xh
-    cv = cross_validate(train_t, X, k_grid=portfolio_sizes(k_grid, max_portfolio), depth_grid=depth_grid,
-                        min_leaf_grid=min_leaf_grid, weightings=weightings, folds=folds, seed=seed,
-                        tolerance=tolerance, kind=kind)
-    k, weighting, min_leaf, depth = cv.chosen
-    _LOG.info("%s: CV over %d combinations in %.1fs; chosen kind=%s k=%d weighting=%s min_samples_leaf=%d "
-              "max_depth=%d (geomean %.4f)", family.value, len(cv.scores), cv.seconds, kind, k, weighting,
-              min_leaf, depth, cv.scores[cv.chosen])
-
-    # ---- final model on all training shapes
-    fitted = fit_model(train_t, X, kind, cv.chosen, seed)
+    # ---- hyper-parameters by CV, then the final model on all training shapes (a choice with members
+    # that run only some convolutions: two models routed by the pointwise feature, fitting.fit_key)
+    cv, fitted = fit_key(train_t, X, kind, partial=getattr(family, "partial", ()),
+                         k_grid=portfolio_sizes(k_grid, max_portfolio), depth_grid=depth_grid,
+                         min_leaf_grid=min_leaf_grid, weightings=weightings, folds=folds, seed=seed,
+                         tolerance=tolerance)
+    for part, res in (cv.parts or {"": cv}).items():
+        k, weighting, min_leaf, depth = res.chosen
+        _LOG.info("%s%s: CV over %d combinations in %.1fs; chosen kind=%s k=%d weighting=%s min_samples_leaf=%d "
+                  "max_depth=%d (geomean %.4f)", family.value, f" ({part} problems)" if part else "", len(res.scores),
+                  res.seconds, kind, k, weighting, min_leaf, depth, res.scores[res.chosen])
     slug = slug_override or target_slug(sets.ft.gpu, target)
     meta = _model_meta(family, sets, fitted, cv, slug=slug, target=target, sweep=sweep, sweep_sha=sweep_sha,
                        seed=seed, kind=kind)
-    ir = TreeIR.from_sklearn(fitted.model, FEATURE_NAMES, classes=meta["portfolio"], meta=meta, check_X=X)
+    ir = model_ir(fitted.model, meta["portfolio"], meta=meta, check_X=X)
     if len(Xh):
         ir.check_against(fitted.model, Xh)
 
