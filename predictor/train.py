@@ -353,8 +353,8 @@ class ShippedRun:
 SHIPPED_RUNS = (
     ShippedRun("h200", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm90.parquet",
                         "sweeps/h200-sm90-nets.parquet", "sweeps/h200-sm90-i8.parquet",
-                        "sweeps/h200-sm90-i8-nets.parquet"),
-               choices=("f16nhwc+f16nhwc90",)),
+                        "sweeps/h200-sm90-i8-nets.parquet", "sweeps/h200-gemm90.parquet"),
+               choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90")),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet"), "sm_87"),
@@ -364,6 +364,7 @@ SHIPPED_DISPATCHERS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("h200", None, "dispatch"),
     ("h200", ("f16nhwc90",), "dispatch_sm90"),
     ("h200", ("f16nhwc+f16nhwc90",), "dispatch_f16_choice"),
+    ("h200", ("f16nhwc+f16nhwc90+f16gemm90",), "dispatch_f16_choice3"),
 )
 SHIPPED_SLUGS = frozenset(r.slug for r in SHIPPED_RUNS)
 _REFUSE_HINT = ("train into another folder (--models-dir DIR --export-dir DIR) or under another name (--slug NAME), "
@@ -449,7 +450,9 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
     unknown = [f for f in present if f not in {x.value for x in Family}]
     if unknown:
         raise TrainError(f"{sweep_name}: unknown family value(s) {unknown}")
-    fams = list(args.family or present)
+    # by default every family of the sweeps that runs every convolution (a GEMM family is trained in
+    # a choice with a conv family, or when named)
+    fams = list(args.family or [f for f in present if Family(f).spec.operation == "conv"])
     fams += [c for c in choices if c not in fams]
     keys = [model_key(f) for f in fams]
     members = sorted({m.value for k in keys for m in k.families})
