@@ -238,3 +238,36 @@ def test_routed_choice_dispatcher_is_generated(trained) -> None:
     assert src.count("PK_EXPORT_KERNEL_GEMM3X(") == len({c.kernel_name for c in cfgs if c.family is GEMM}) > 0
     assert '#include "pk_runtime_gemm90.h"\n' in src and (out.parent / "pk_runtime_gemm90.h").is_file()
     assert src.count("#if PKD_KERNEL_PART(") == len({c.kernel_name for c in cfgs})
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_routed_dispatcher_builds_in_parts_and_routes(tmp_path: Path) -> None:
+    """A two-kernel routed choice (an SM80 conv kernel, a GEMM kernel; hand-made tree in the trainer's
+    file format) built for sm_90a as 2 parallel parts: the C ABI's selection sends only 1x1 / stride 1
+    / pad 0 / dilation 1 problems to the GEMM kernel, as the Python selector does (host code only)."""
+    pytest.importorskip("cutlass_library")
+    from predictor.config import EpilogueFunctor
+    from predictor.dispatcher import Dispatcher, build, generate
+    from predictor.export_cpp import export_models_dir
+
+    sm80 = KernelConfig(family=F16, tb=(64, 64, 32), warp=(32, 32, 32), inst=(16, 8, 16), stages=4, align=(8, 8, 8),
+                        epilogue=EpilogueFunctor.LinearCombination)
+    gemm = KernelConfig.sm90(GEMM, (128, 128, 64))
+    classes = (sm80.name, gemm.name)
+    ir = TreeIR(tuple(FEATURE_NAMES), classes, (Split(PW, 0, 1, 2), Leaf(classes[0]), Leaf(classes[1])),
+                {"family": CHOICE, "gpu_slug": "tr", "gpu": "hand-made", "sms": 132,
+                 "smem_bytes": {c: 100000 for c in classes}, "sm87_ok": {c: False for c in classes}}).validate()
+    (tmp_path / "models").mkdir()
+    model = tmp_path / "models" / f"tr-{CHOICE}.tree.json"
+    ir.save(model)
+    export_models_dir(tmp_path / "models", "tr", tmp_path / "export")
+    src = generate(tmp_path / "models", "tr", tmp_path / "export", tmp_path / "dispatch", families=[CHOICE])
+    disp = Dispatcher(build(src, "sm_90a", jobs=2))
+    assert disp.families == [model_key(CHOICE)]
+    for shape, want in (((8, 64, 56, 56, 256, 1, 1, 1, 0, 1), 1), ((8, 64, 56, 56, 256, 1, 1, 2, 0, 1), 0),
+                        ((8, 64, 56, 56, 256, 1, 1, 1, 1, 1), 0), ((8, 64, 56, 56, 64, 3, 3, 1, 1, 1), 0)):
+        i = disp.select(CHOICE, shape, 132)
+        assert i == want == selector.select(*shape[:7], stride=shape[7], pad=shape[8], dilation=shape[9],
+                                            model=str(model)).index
+        assert disp.name(CHOICE, i) == classes[i]
