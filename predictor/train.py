@@ -122,7 +122,7 @@ def summary_markdown(s: dict[str, Any]) -> str:
         f"({', '.join(s['holdout_prefixes']) or 'none'}), {s['shapes']['dropped_no_ok']} dropped (no ok row); "
         f"configs: {s['configs']}",
         *([f"- choice across {', '.join(s['choice']['families'])}: trained on the problems measured in every "
-           f"member family ({s['choice']['not_in_every_family']} dropped); exported configs per family: "
+           f"member family that implements them ({s['choice']['not_in_every_family']} dropped); exported configs per family: "
            + ", ".join(f"{f} {n}" for f, n in s["choice"]["portfolio_by_family"].items())] if "choice" in s else []),
         f"- chosen: k = {s['hyperparameters']['k']}, max_depth = {s['hyperparameters']['max_depth']}, "
         f"min_samples_leaf = {s['hyperparameters']['min_samples_leaf']}, weighting = "
