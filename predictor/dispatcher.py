@@ -30,6 +30,9 @@ A *choice* (:mod:`predictor.model_key`, e.g. ``--family f16nhwc+f16nhwc90``: one
 configs of several families with identical tensors) gets one C ABI named by its identifier
 (``pkd_conv2d_f16nhwc_f16nhwc90``, same arguments and tensors) over the kernels of all its
 members -- CUTLASS 2.x and 3.x side by side, so a choice with an SM90 member needs ``sm_90a`` too.
+A choice with the GEMM family (``f16nhwc+f16nhwc90+f16gemm90``) adds its kernels
+(``EmitGemmUniversal3xInstance``, ``pk_runtime_gemm90.h``); its model answers them only for the
+problems they run (the ``pointwise`` root split), and their runners refuse any other problem.
 
 ``Dispatcher`` loads the built library with ctypes (used for the end-to-end GPU run); its methods
 take a family or a choice (value or key).

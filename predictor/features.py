@@ -76,6 +76,9 @@ FEATURES: tuple[tuple[str, str], ...] = (
     *((f"{d}waste_{t}", f"(cdiv({g}, {t}) * {t} - {g}) * 1000 // (cdiv({g}, {t}) * {t})")
       for d, g, tiles in (("n", "gemm_n", (64, 128, 256)), ("m", "gemm_m", (64, 128, 256)), ("k", "gemm_k", (64,)))
       for t in tiles),
+    # 1 exactly when a GEMM family implements the problem (1x1 filter, stride 1, pad 0, dilation 1;
+    # FamilySpec.implements): a choice with such a family routes on it (predictor.fitting.compose)
+    ("pointwise", "(1 // R) * (1 // S) * (1 // stride) * (1 // (pad + 1)) * (1 // dilation)"),
 )
 
 FEATURE_NAMES: tuple[str, ...] = tuple(n for n, _ in FEATURES)

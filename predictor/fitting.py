@@ -30,11 +30,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .config import Family, KernelConfig
+from .features import FEATURE_NAMES
 from .portfolio import (
     ShapeTable, TrainError, best_single, dyadic, geomean_score, greedy_portfolio, log_ratio, picked_times,
     portfolio_targets,
 )
 from .schema import split_sm_key
+from .tree_ir import TreeIR, compose
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.
 KINDS = ("class", "repick", "regret")
@@ -204,6 +207,8 @@ class CVResult:
     kind: str = "class"
     seconds: float = 0.0
     grid: dict[str, Any] = field(default_factory=dict)
+    #: a routed model (:func:`fit_key`): the cross-validation of each side ("rest", "pointwise")
+    parts: dict[str, "CVResult"] = field(default_factory=dict)
 
 
 def base_keys(keys: np.ndarray) -> np.ndarray:
@@ -277,5 +282,104 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
                      "weighting": weightings, "folds": len(splits), "tolerance": tolerance})
 
 
-__all__ = ["KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",
+# --------------------------------------------------------------------------- routed models
+#: The feature that routes a choice with members that run only some convolutions (1: a GEMM family
+#: implements the problem).
+POINTWISE = "pointwise"
+
+
+class RoutedTree:
+    """Two fitted trees routed by the ``pointwise`` feature: ``rest`` answers the problems with
+    ``pointwise <= 0`` (configs of the members that run every convolution), ``pointwise`` the
+    others (every member's configs).  Saved as the model of such a choice; its IR is
+    :func:`predictor.tree_ir.compose` of both (:func:`model_ir`)."""
+
+    def __init__(self, rest: LeafTree, pointwise: LeafTree, feature: int):
+        self.rest = rest
+        self.pointwise = pointwise
+        self.feature = feature
+        self.kind = rest.kind
+
+    @property
+    def classes_(self) -> np.ndarray:
+        return np.array(sorted(set(self.rest.classes_) | set(self.pointwise.classes_)), dtype=object)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Config name of every row of the integer feature matrix ``X``."""
+        X = np.asarray(X)
+        pw = X[:, self.feature] > 0
+        out = np.empty(len(X), dtype=object)
+        for side, rows in ((self.rest, ~pw), (self.pointwise, pw)):
+            if rows.any():
+                out[rows] = side.predict(X[rows])
+        return out
+
+
+def _columns(table: ShapeTable, cols: Sequence[int]) -> ShapeTable:
+    return ShapeTable(table.keys, table.sources, table.shapes, tuple(table.configs[j] for j in cols),
+                      table.times[:, list(cols)])
+
+
+def fit_key(table: ShapeTable, X: np.ndarray, kind: str, *, partial: Sequence[Family] = (),
+            k_grid: Sequence[int], depth_grid: Sequence[int], min_leaf_grid: Sequence[int],
+            weightings: Sequence[str], folds: int, seed: int, tolerance: float) -> tuple[CVResult, Fitted]:
+    """Hyper-parameters by :func:`cross_validate`, then :func:`fit_model` on all of ``table``.
+
+    With ``partial`` members (a choice holding families that run only some convolutions, e.g. the
+    GEMM family) two models are fitted that way: one on the pointwise problems over every config,
+    one on the rest over the configs of the other members only; the model is their
+    :class:`RoutedTree`, and the returned CV result holds the composed out-of-fold picks over all
+    problems (``parts``: each side's own result; ``chosen``: the rest side's)."""
+    settings = dict(k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid, weightings=weightings,
+                    folds=folds, seed=seed, tolerance=tolerance, kind=kind)
+    if not partial:
+        cv = cross_validate(table, X, **settings)  # type: ignore[arg-type]
+        return cv, fit_model(table, X, kind, cv.chosen, seed)
+    t0 = time.time()
+    feature = FEATURE_NAMES.index(POINTWISE)
+    pw = X[:, feature] > 0
+    full = list(range(len(table.configs)))
+    conv = [j for j, c in enumerate(table.configs) if KernelConfig.from_name(c).family not in partial]
+    picks = np.full(table.n_shapes, -1, np.int64)
+    single = np.full(table.n_shapes, -1, np.int64)
+    parts: dict[str, CVResult] = {}
+    fits: dict[str, Fitted] = {}
+    for name, rows, cols in (("rest", np.nonzero(~pw)[0], conv), (POINTWISE, np.nonzero(pw)[0], full)):
+        sub = _columns(table.subset(rows), cols)
+        if sub.n_shapes < 2:
+            raise TrainError(f"{sub.n_shapes} {name} problem(s): a model routed by {POINTWISE} needs at least 2 each")
+        try:
+            parts[name] = cross_validate(sub, X[rows], **settings)  # type: ignore[arg-type]
+        except TrainError as exc:
+            raise TrainError(f"the {name} problems: {exc}") from None
+        fits[name] = fit_model(sub, X[rows], kind, parts[name].chosen, seed)
+        to_full = np.asarray(cols, np.int64)
+        picks[rows] = to_full[parts[name].model_picks]
+        single[rows] = np.where(parts[name].single_picks >= 0, to_full[np.maximum(parts[name].single_picks, 0)], -1)
+    score = geomean_score(table.oracle, picked_times(table, picks))
+    rest = parts["rest"]
+    cv = CVResult({rest.chosen: score}, rest.chosen, picks, single, kind, time.time() - t0,
+                  {**rest.grid, "routed_by": POINTWISE}, parts)
+    used = set(fits["rest"].classes) | set(fits[POINTWISE].classes)
+    fitted = Fitted(RoutedTree(fits["rest"].model, fits[POINTWISE].model, feature),
+                    tuple(c for c in table.configs if c in used),
+                    tuple(dict.fromkeys((*fits["rest"].portfolio, *fits[POINTWISE].portfolio))))
+    return cv, fitted
+
+
+def model_ir(model: LeafTree | RoutedTree, classes: Sequence[str], meta: dict[str, Any] | None = None,
+             check_X: Any = None) -> TreeIR:
+    """The exact integer IR of a fitted model over :data:`~predictor.features.FEATURE_NAMES`; a
+    :class:`RoutedTree` becomes a root split ``pointwise <= 0`` (rest tree left, pointwise tree
+    right, :func:`predictor.tree_ir.compose`).  With ``check_X``: checked against the model."""
+    if isinstance(model, RoutedTree):
+        rest, pw = (TreeIR.from_sklearn(m, FEATURE_NAMES, classes=classes) for m in (model.rest, model.pointwise))
+        ir = compose(rest, pw, model.feature, 0, classes=classes, meta=meta)
+        if check_X is not None:
+            ir.check_against(model, check_X)
+        return ir
+    return TreeIR.from_sklearn(model, FEATURE_NAMES, classes=classes, meta=meta, check_X=check_X)
+
+
+__all__ = ["POINTWISE", "RoutedTree", "fit_key", "model_ir", "KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",
            "regret_matrix", "LeafTree", "Fitted", "fit_model", "CVResult", "base_keys", "cross_validate"]

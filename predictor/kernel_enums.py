@@ -131,8 +131,8 @@ class TileScheduler(_CutlassEnum):
         return super().to_cutlass()
 
 
-#: Members only the GEMM family uses.  The C++ header's enums leave them out: its ``KernelConfig``
-#: describes conv kernels, and the shipped headers stay what they were.
+#: Members only the GEMM family uses (``KernelConfig`` refuses them on a conv family; the C++
+#: header writes every member).
 GEMM_ONLY_MEMBERS: frozenset[enum.Enum] = frozenset({
     KernelSchedule.TmaWarpSpecialized, KernelSchedule.TmaWarpSpecializedPingpong,
     KernelSchedule.TmaWarpSpecializedCooperative, EpilogueSchedule.TmaWarpSpecializedCooperative})

@@ -12,7 +12,8 @@ and every network ``X`` (problems whose ``source`` is ``net:X``):
    (:func:`lono_split`);
 2. the hyper-parameters of each model kind (:mod:`predictor.fitting`) are chosen by grouped
    cross-validation inside that training set only, and the model is fitted on all of it, exactly as
-   :mod:`predictor.train` fits a shipped model;
+   :mod:`predictor.train` fits a shipped model (:func:`predictor.fitting.fit_key`: a choice with a
+   member that runs only some convolutions fits two models routed by ``pointwise``);
 3. X's layers are scored: ``fastest time of the whole grid / time of the pick`` (a pick with no
    ok row counts the layer's worst time), with the bound of the model's own configs (the best of
    them on each layer) and the best single config of the training set.
@@ -39,7 +40,7 @@ import pandas as pd
 from .model_key import CLI_HELP, Key, cli_model_key, model_key
 from .features import ConvProblem
 from .fitting import (
-    DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MIN_LEAF_GRID, WEIGHTINGS, base_keys, cross_validate, fit_model,
+    DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MIN_LEAF_GRID, WEIGHTINGS, base_keys, fit_key,
 )
 from .cli import setup_logging
 from .portfolio import ShapeTable, TrainError, best_single, family_table, metrics, picked_times
@@ -137,6 +138,7 @@ def evaluate_network(table: ShapeTable, X: np.ndarray, network: str | Sequence[s
     """Hold out ``network`` (or a group of networks together) of one family's ``table`` (features
     ``X``): (per-layer score records, one per network a layer belongs to; per-kind choice records)."""
     group = [network] if isinstance(network, str) else list(network)
+    partial = getattr(model_key(family), "partial", ()) if family else ()
     tr, te = lono_split(table, group)
     member_of = {n: set(np.nonzero(members(table, n))[0]) for n in group}
     train_t, test_t = table.subset(tr), table.subset(te)
@@ -146,10 +148,10 @@ def evaluate_network(table: ShapeTable, X: np.ndarray, network: str | Sequence[s
     layers, folds = [], []
     for kind in settings.kinds:
         t0 = time.time()
-        cv = cross_validate(train_t, X[tr], k_grid=settings.k_grid, depth_grid=settings.depth_grid,
-                            min_leaf_grid=settings.min_leaf_grid, weightings=settings.weightings,
-                            folds=settings.folds, seed=settings.seed, tolerance=settings.tolerance, kind=kind)
-        fitted = fit_model(train_t, X[tr], kind, cv.chosen, settings.seed)
+        cv, fitted = fit_key(train_t, X[tr], kind, partial=partial, k_grid=settings.k_grid,
+                             depth_grid=settings.depth_grid, min_leaf_grid=settings.min_leaf_grid,
+                             weightings=settings.weightings, folds=settings.folds, seed=settings.seed,
+                             tolerance=settings.tolerance)
         picks = np.array([index[c] for c in fitted.model.predict(X[te])])
         own = [index[c] for c in fitted.classes]
         sub = test_t.times[:, own]

@@ -56,22 +56,22 @@ class ModelKey(Protocol):
 @dataclass(frozen=True)
 class Choice:
     """Several families with identical tensors, chosen across by one model (members in
-    :class:`~predictor.config.Family` order; ``ValueError`` if fewer than two, repeated, or their
-    tensors differ)."""
+    :class:`~predictor.config.Family` order; ``ValueError`` if fewer than two, repeated, their
+    tensors differ, or none runs every convolution).  Members that run only some convolutions
+    (:attr:`partial`) are answered only on the problems they implement."""
 
     families: tuple[Family, ...]
 
     def __post_init__(self) -> None:
         fams = tuple(Family(f) for f in self.families)
+        if fams and all(FAMILY_SPECS[f].operation != "conv" for f in fams):
+            raise ValueError(f"{', '.join(dict.fromkeys(f.value for f in fams))}: runs only some convolutions; a "
+                             "choice needs at least one family that runs every convolution")
         if len(fams) < 2 or len(set(fams)) != len(fams):
             raise ValueError(f"a choice needs at least two different families, got {[f.value for f in fams]}")
         order = list(Family)
         fams = tuple(sorted(fams, key=order.index))
         first = FAMILY_SPECS[fams[0]].tensors
-        for f in fams:
-            if FAMILY_SPECS[f].operation != "conv":
-                raise ValueError(f"family {f.value} runs only some convolutions ({FAMILY_SPECS[f].operation} "
-                                 "kernels): a choice holds families that run every convolution (not written yet)")
         for f in fams[1:]:
             if FAMILY_SPECS[f].tensors != first:
                 raise ValueError(f"families {fams[0].value} and {f.value} read or write different tensors "
@@ -82,6 +82,18 @@ class Choice:
     @property
     def value(self) -> str:
         return SEPARATOR.join(f.value for f in self.families)
+
+    @property
+    def partial(self) -> tuple[Family, ...]:
+        """Members that run only some convolutions (``FamilySpec.operation != "conv"``, e.g. the GEMM
+        family: 1x1 / stride 1 / pad 0 / dilation 1 only); the model routes them by the
+        ``pointwise`` feature (:func:`predictor.fitting.compose`)."""
+        return tuple(f for f in self.families if FAMILY_SPECS[f].operation != "conv")
+
+    @property
+    def conv_members(self) -> tuple[Family, ...]:
+        """Members that run every convolution."""
+        return tuple(f for f in self.families if FAMILY_SPECS[f].operation == "conv")
 
     @property
     def identifier(self) -> str:
@@ -161,8 +173,9 @@ def cli_model_key(text: str) -> str:
 
 #: ``--family`` help suffix shared by the command-line tools.
 CLI_HELP = (f"a family ({', '.join(f.value for f in Family)}) or a choice of families with identical tensors "
-            f"joined by {SEPARATOR!r} ({', '.join(c.value for c in choices())}): one model over both families' "
-            "configs, trained on the problems measured in every member")
+            f"joined by {SEPARATOR!r} ({', '.join(c.value for c in choices())}): one model over the members' "
+            "configs, trained on the problems measured in every member that runs them (a member that runs only "
+            "some convolutions, f16gemm90, is routed by the pointwise feature)")
 
 __all__ = ["ModelKey", "Choice", "Key", "SEPARATOR", "model_key", "choices", "all_keys", "sort_key", "cli_model_key",
            "CLI_HELP"]

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from . import targets
-from .config import KernelConfig
+from .config import Family, KernelConfig
 from .features import DEFAULT_SMS, LIMITS
 from .features import frame as feature_frame
 from .model_key import ModelKey
@@ -189,18 +189,33 @@ class FamilyTable:
 
 def common_problems(df: pd.DataFrame, key: ModelKey) -> tuple[pd.DataFrame, int]:
     """The rows of ``key``'s families (any status) -- for a choice only those of the problems
-    (``shape_key``, ``sms``) measured in every member family -- and how many problems were dropped
-    for being measured in only some (logged)."""
+    (``shape_key``, ``sms``) measured in every member family that implements them
+    (:meth:`~predictor.config.FamilySpec.implements`: a member that runs only some convolutions,
+    e.g. the GEMM family, is not needed where it cannot run; its configs are then missing) -- and
+    how many problems were dropped for being measured in only some (logged)."""
     rows = df[df["family"].isin([f.value for f in key.families])]
     if len(key.families) == 1:
         return rows, 0
+    cols = ["family", "R", "S", "stride", "pad", "dilation"]
+    kinds = rows[cols].astype({"family": str, **{c: int for c in cols[1:]}}).drop_duplicates()
+    kinds["_impl"] = [Family(f).spec.implements(*g) for f, *g in kinds.itertuples(index=False)]
+    implemented = rows[cols].astype({"family": str, **{c: int for c in cols[1:]}}).merge(
+        kinds, on=cols, how="left")["_impl"].to_numpy(dtype=bool)
+    if (~implemented).any():
+        _LOG.info("%s: %d row(s) of problems their family does not implement ignored", key.value,
+                  int((~implemented).sum()))
+        rows = rows[implemented]
     problem = pd.MultiIndex.from_frame(rows[["shape_key", "sms"]].astype({"shape_key": str, "sms": int}))
     fam = rows["family"].astype(str).to_numpy()
     sets = [set(problem[fam == f.value]) for f in key.families]
-    common = set.intersection(*sets)
     every = set.union(*sets)
-    _LOG.info("%s: %d problem(s) measured in every member family; %d measured in only some dropped (%s)",
-              key.value, len(common), len(every) - len(common),
+    first = ~problem.duplicated()
+    common = set()
+    for p, r, s, u, pad, d in zip(problem[first], *(rows[c].to_numpy(dtype=np.int64)[first] for c in cols[1:])):
+        if all(p in got for f, got in zip(key.families, sets) if f.spec.implements(r, s, u, pad, d)):
+            common.add(p)
+    _LOG.info("%s: %d problem(s) measured in every member family that implements them; %d measured in only "
+              "some dropped (%s)", key.value, len(common), len(every) - len(common),
               ", ".join(f"{f.value}: {len(s)}" for f, s in zip(key.families, sets)))
     return rows[problem.isin(list(common))], len(every) - len(common)
 

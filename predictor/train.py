@@ -60,7 +60,7 @@ from .features import FEATURE_NAMES
 from .model_key import CLI_HELP, Key, cli_model_key, model_key
 from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.train has always offered
     DEFAULT_KIND, DEPTH_GRID, K_GRID, MIN_LEAF_GRID, WEIGHTINGS, CVResult, Fitted, _folds, base_keys, cross_validate,
-    fit_model, training_set,
+    fit_key, fit_model, model_ir, training_set,
 )
 from .portfolio import (
     FamilyTable, ShapeTable, TrainError, best_single, eligible_rows, family_table, metrics, picked_times,
@@ -122,7 +122,7 @@ def summary_markdown(s: dict[str, Any]) -> str:
         f"({', '.join(s['holdout_prefixes']) or 'none'}), {s['shapes']['dropped_no_ok']} dropped (no ok row); "
         f"configs: {s['configs']}",
         *([f"- choice across {', '.join(s['choice']['families'])}: trained on the problems measured in every "
-           f"member family ({s['choice']['not_in_every_family']} dropped); exported configs per family: "
+           f"member family that implements them ({s['choice']['not_in_every_family']} dropped); exported configs per family: "
            + ", ".join(f"{f} {n}" for f, n in s["choice"]["portfolio_by_family"].items())] if "choice" in s else []),
         f"- chosen: k = {s['hyperparameters']['k']}, max_depth = {s['hyperparameters']['max_depth']}, "
         f"min_samples_leaf = {s['hyperparameters']['min_samples_leaf']}, weighting = "
@@ -203,6 +203,10 @@ def _model_meta(family: Key, sets: TrainingSets, fitted: Fitted, cv: CVResult, *
         "portfolio": names, "hyperparameters": {"kind": kind, "k": k, "max_depth": depth,
                                                 "min_samples_leaf": min_leaf, "weighting": weighting,
                                                 "seed": seed, "grown_on": list(fitted.portfolio)},
+        **({"routed": {"feature": "pointwise", "partial_families": [f.value for f in family.partial],
+                       **{part: {"k": r.chosen[0], "weighting": r.chosen[1], "min_samples_leaf": r.chosen[2],
+                                 "max_depth": r.chosen[3], "cv_geomean": round(r.scores[r.chosen], 5)}
+                          for part, r in cv.parts.items()}}} if cv.parts else {}),
         "smem_bytes": {n: int(smem.get(n, -1)) for n in names},
         "sm87_ok": {n: bool(sm87.get(n, False)) for n in names},
         "versions": _versions(),
@@ -275,20 +279,21 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
     t0 = time.time()
     sets = training_sets(df, family, target, holdout_prefixes)
     train_t, hold_t, X, Xh = sets.train, sets.hold, sets.X, sets.Xh
-    cv = cross_validate(train_t, X, k_grid=portfolio_sizes(k_grid, max_portfolio), depth_grid=depth_grid,
-                        min_leaf_grid=min_leaf_grid, weightings=weightings, folds=folds, seed=seed,
-                        tolerance=tolerance, kind=kind)
-    k, weighting, min_leaf, depth = cv.chosen
-    _LOG.info("%s: CV over %d combinations in %.1fs; chosen kind=%s k=%d weighting=%s min_samples_leaf=%d "
-              "max_depth=%d (geomean %.4f)", family.value, len(cv.scores), cv.seconds, kind, k, weighting,
-              min_leaf, depth, cv.scores[cv.chosen])
-
-    # ---- final model on all training shapes
-    fitted = fit_model(train_t, X, kind, cv.chosen, seed)
+    # ---- hyper-parameters by CV, then the final model on all training shapes (a choice with members
+    # that run only some convolutions: two models routed by the pointwise feature, fitting.fit_key)
+    cv, fitted = fit_key(train_t, X, kind, partial=getattr(family, "partial", ()),
+                         k_grid=portfolio_sizes(k_grid, max_portfolio), depth_grid=depth_grid,
+                         min_leaf_grid=min_leaf_grid, weightings=weightings, folds=folds, seed=seed,
+                         tolerance=tolerance)
+    for part, res in (cv.parts or {"": cv}).items():
+        k, weighting, min_leaf, depth = res.chosen
+        _LOG.info("%s%s: CV over %d combinations in %.1fs; chosen kind=%s k=%d weighting=%s min_samples_leaf=%d "
+                  "max_depth=%d (geomean %.4f)", family.value, f" ({part} problems)" if part else "", len(res.scores),
+                  res.seconds, kind, k, weighting, min_leaf, depth, res.scores[res.chosen])
     slug = slug_override or target_slug(sets.ft.gpu, target)
     meta = _model_meta(family, sets, fitted, cv, slug=slug, target=target, sweep=sweep, sweep_sha=sweep_sha,
                        seed=seed, kind=kind)
-    ir = TreeIR.from_sklearn(fitted.model, FEATURE_NAMES, classes=meta["portfolio"], meta=meta, check_X=X)
+    ir = model_ir(fitted.model, meta["portfolio"], meta=meta, check_X=X)
     if len(Xh):
         ir.check_against(fitted.model, Xh)
 
@@ -348,8 +353,8 @@ class ShippedRun:
 SHIPPED_RUNS = (
     ShippedRun("h200", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm90.parquet",
                         "sweeps/h200-sm90-nets.parquet", "sweeps/h200-sm90-i8.parquet",
-                        "sweeps/h200-sm90-i8-nets.parquet"),
-               choices=("f16nhwc+f16nhwc90",)),
+                        "sweeps/h200-sm90-i8-nets.parquet", "sweeps/h200-gemm90.parquet"),
+               choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90")),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet"), "sm_87"),
@@ -359,6 +364,7 @@ SHIPPED_DISPATCHERS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("h200", None, "dispatch"),
     ("h200", ("f16nhwc90",), "dispatch_sm90"),
     ("h200", ("f16nhwc+f16nhwc90",), "dispatch_f16_choice"),
+    ("h200", ("f16nhwc+f16nhwc90+f16gemm90",), "dispatch_f16_choice3"),
 )
 SHIPPED_SLUGS = frozenset(r.slug for r in SHIPPED_RUNS)
 _REFUSE_HINT = ("train into another folder (--models-dir DIR --export-dir DIR) or under another name (--slug NAME), "
@@ -444,7 +450,9 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
     unknown = [f for f in present if f not in {x.value for x in Family}]
     if unknown:
         raise TrainError(f"{sweep_name}: unknown family value(s) {unknown}")
-    fams = list(args.family or present)
+    # by default every family of the sweeps that runs every convolution (a GEMM family is trained in
+    # a choice with a conv family, or when named)
+    fams = list(args.family or [f for f in present if Family(f).spec.operation == "conv"])
     fams += [c for c in choices if c not in fams]
     keys = [model_key(f) for f in fams]
     members = sorted({m.value for k in keys for m in k.families})

@@ -304,10 +304,30 @@ class TreeIR:
                               f"{Xi[i].tolist()} -> sklearn {expected[i]!r}, IR {got[i]!r}")
 
 
+def compose(left: TreeIR, right: TreeIR, feature: int, threshold: int, classes: Sequence[str] | None = None,
+            meta: Mapping[str, Any] | None = None) -> TreeIR:
+    """One tree: a root ``Split(feature, threshold)`` sending ``features[feature] <= threshold`` to
+    ``left``'s tree and the rest to ``right``'s (node indices remapped; ``classes``: the table
+    order, default ``left``'s classes then ``right``'s new ones).  Validated."""
+    if tuple(left.feature_names) != tuple(right.feature_names):
+        raise TreeIRError("cannot compose trees over different features")
+
+    def shifted(node: Node, offset: int) -> Node:
+        if isinstance(node, Split):
+            return Split(node.feature, node.threshold, node.left + offset, node.right + offset)
+        return node
+
+    r0 = 1 + len(left.nodes)
+    nodes = (Split(int(feature), int(threshold), 1, r0), *(shifted(n, 1) for n in left.nodes),
+             *(shifted(n, r0) for n in right.nodes))
+    table = tuple(classes) if classes is not None else tuple(dict.fromkeys((*left.classes, *right.classes)))
+    return TreeIR(tuple(left.feature_names), table, nodes, dict(meta or {})).validate()
+
+
 def _as_int(v: Any) -> int:
     if type(v) is not int:
         raise TreeIRError(f"threshold {v!r} is not an integer")
     return v
 
 
-__all__ = ["TreeIR", "Split", "Leaf", "TreeIRError", "exact_int_threshold", "sklearn_goes_left", "FORMAT"]
+__all__ = ["TreeIR", "Split", "Leaf", "TreeIRError", "compose", "exact_int_threshold", "sklearn_goes_left", "FORMAT"]

@@ -3,6 +3,8 @@
 #   reports/lono/h200       the four families on the whole H200 (the sweeps of `train --all`'s h200 run)
 #   reports/lono/h200-sm87  the Orin-sized models (--target sm_87): whole GPU + 16/32-SM partitions
 #   reports/lono/h200-choice the fp16 choice f16nhwc+f16nhwc90 (problems measured in both families)
+#   reports/lono/h200-choice3 the fp16 choice with the GEMM family, f16nhwc+f16nhwc90+f16gemm90 (two models
+#                            routed by the pointwise feature: the GEMM kernels only on 1x1/stride-1/pad-0 layers)
 # Networks are held out in 6 groups (each group together; stricter than one network at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,3 +18,6 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
   sweeps/h200-sm90-nets.parquet --family f16nhwc+f16nhwc90 \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-choice
+python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
+  sweeps/h200-sm90-nets.parquet sweeps/h200-gemm90.parquet --family f16nhwc+f16nhwc90+f16gemm90 \
+  --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-choice3

@@ -19,7 +19,8 @@ from typing import Iterable
 import pandas as pd
 
 from predictor.config import (
-    SEED_CONFIG, SMEM_LIMIT_BYTES, EpilogueFunctor, Family, IteratorAlgorithm, KernelConfig, Swizzle,
+    SEED_CONFIG, SMEM_LIMIT_BYTES, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm, KernelConfig,
+    KernelSchedule, Swizzle, TileScheduler,
 )
 from predictor.features import ConvProblem, same_pad
 from predictor.schema import SHAPE_COLUMNS, Row, rows_frame, write_sweep
@@ -49,6 +50,15 @@ _TILES_3X = {
     ],
 }
 
+#: The GEMM family (1x1 / stride 1 / pad 0 / dilation 1 problems only): (tile, cluster, stages,
+#: kernel schedule, epilogue schedule, tile scheduler); None = the family's default.
+_GEMM_TILES = [
+    ((128, 128, 64), (1, 1, 1), 0, None, None, None), ((128, 256, 64), (1, 1, 1), 0, None, None, None),
+    ((256, 128, 64), (2, 1, 1), 0, None, None, None),
+    ((128, 128, 64), (1, 1, 1), 0, None, None, TileScheduler.StreamK),
+    ((64, 128, 64), (1, 1, 1), 4, KernelSchedule.TmaWarpSpecializedPingpong, EpilogueSchedule.TmaWarpSpecialized, None),
+]
+
 
 def family_configs(family: Family, n_configs: int | None = None) -> list[KernelConfig]:
     """Real, valid ``KernelConfig`` objects of ``family`` (``SEED_CONFIG`` and variants for int8).
@@ -57,6 +67,10 @@ def family_configs(family: Family, n_configs: int | None = None) -> list[KernelC
     tile x stages x swizzle x split-k combinations (deterministically)."""
     spec = family.spec
     if spec.cutlass_api == 3:
+        if family.spec.operation == "gemm":
+            cfgs3 = [KernelConfig.sm90(family, tb, cluster, stages, ks, es, ts)
+                     for tb, cluster, stages, ks, es, ts in _GEMM_TILES]
+            return cfgs3 if n_configs is None else cfgs3[:n_configs]
         cfgs3 = [KernelConfig.sm90(family, tb, cluster, stages) for tb, cluster, stages in _TILES_3X[family]]
         return cfgs3 if n_configs is None else cfgs3[:n_configs]
     if family is Family.INT8_NC32HW32:
@@ -111,6 +125,9 @@ def _time_us(p: ConvProblem, c: KernelConfig, sms: int) -> float:
     if c.cutlass_api == 3:  # wgmma: faster big tiles, a longer fixed start (TMA descriptors, clusters)
         rate *= 1.6 * min(1.0, tm * tn / (128 * 128)) ** 0.5
         t0 = 1.0 * c.cluster[0] * c.cluster[1]
+        if c.spec.operation == "gemm":  # a plain GEMM: no im2col addressing, faster on big problems
+            rate *= 1.25
+            t0 += 1.5
     else:
         t0 = 0.0
     iter_t = tm * tn * tk / (rate * eff)
@@ -176,7 +193,8 @@ def make_sweep(n_shapes: int = 400, n_configs: int | None = None, seed: int = 0,
     for fam_name in families:
         fam = Family(fam_name)
         cfgs = family_configs(fam, n_configs)
-        probs = shapes(n_shapes, seed, fam.spec.channel_multiple)
+        probs = [(p, src) for p, src in shapes(n_shapes, seed, fam.spec.channel_multiple)
+                 if fam.spec.implements(p.R, p.S, p.stride, p.pad, p.dilation)]  # the GEMM family: 1x1 only
         for si, (p, src) in enumerate(probs):
             all_fail = si == 3  # one shape where nothing runs
             times = {}

@@ -31,8 +31,10 @@ def test_choice_key() -> None:
     assert model_key("f16nhwc90+f16nhwc") == c == Choice((F90, F16))  # members in Family order
     assert len({c, Choice((F16, F90))}) == 1
     assert "2.x/3.x" in c.description
-    assert choices() == [c]  # the only families with identical tensors today
-    assert all_keys() == [*Family, c]
+    # the fp16 NHWC families; the GEMM family (1x1 only) joins a choice with a conv family
+    assert [x.value for x in choices()] == [CHOICE, "f16nhwc+f16gemm90", "f16nhwc90+f16gemm90",
+                                            "f16nhwc+f16nhwc90+f16gemm90"]
+    assert all_keys() == [*Family, *choices()] and all_keys()[len(Family)] == c
     assert sorted([c, F90, Family.INT8_NC32HW32], key=sort_key) == [Family.INT8_NC32HW32, F90, c]
     assert cli_model_key("f16nhwc90+f16nhwc") == CHOICE
 
@@ -135,8 +137,10 @@ def test_train_refuses_a_choice_without_rows_of_a_member(tmp_path: Path, capsys:
 def test_the_shipped_run_trains_the_fp16_choice() -> None:
     from predictor.train import SHIPPED_DISPATCHERS, SHIPPED_RUNS, build_parser
 
-    assert SHIPPED_RUNS[0].slug == "h200" and SHIPPED_RUNS[0].choices == (CHOICE,)
+    assert SHIPPED_RUNS[0].slug == "h200" and SHIPPED_RUNS[0].choices == (CHOICE, "f16nhwc+f16nhwc90+f16gemm90")
+    assert "sweeps/h200-gemm90.parquet" in SHIPPED_RUNS[0].sweeps
     assert ("h200", (CHOICE,), "dispatch_f16_choice") in SHIPPED_DISPATCHERS
+    assert ("h200", ("f16nhwc+f16nhwc90+f16gemm90",), "dispatch_f16_choice3") in SHIPPED_DISPATCHERS
     assert CHOICE in build_parser().format_help()  # --family's help and --all's runs name it
 
 

@@ -167,17 +167,20 @@ def test_emitted_source_is_the_gemm_collective_builder_instance() -> None:
     assert runtime_headers([STREAMK, conv90]) == ["pk_runtime.h", "pk_runtime_sm90.h", "pk_runtime_gemm90.h"]
 
 
-def test_cpp_header_refuses_the_gemm_family_and_keeps_its_enums() -> None:
+def test_cpp_header_refuses_the_gemm_family_alone_and_writes_its_enums() -> None:
     from predictor.export_cpp import _ENUMS, family_code
     from predictor.features import FEATURE_NAMES
     from predictor.tree_ir import Leaf, TreeIR
 
-    assert "enum class KernelSchedule : int { kNotApplicable, kScheduleAuto, kImplicitTmaWarpSpecializedSm90 };" in _ENUMS
+    assert ("enum class KernelSchedule : int { kNotApplicable, kScheduleAuto, kImplicitTmaWarpSpecializedSm90, "
+            "kTmaWarpSpecialized, kTmaWarpSpecializedPingpong, kTmaWarpSpecializedCooperative };") in _ENUMS
+    assert "enum class TileScheduler : int { kNotApplicable, kDefault, kPersistent, kStreamK };" in _ENUMS
     ir = TreeIR(tuple(FEATURE_NAMES), (STREAMK.name,), (Leaf(STREAMK.name),),
                 {"family": GEMM.value, "gpu_slug": "t", "gpu": "hand-made", "sms": 132,
                  "smem_bytes": {STREAMK.name: 1}, "sm87_ok": {STREAMK.name: False}}).validate()
-    with pytest.raises(ValueError, match="conv families only"):
+    with pytest.raises(ValueError, match="only inside a choice with a conv family") as exc:
         family_code(ir)
+    assert "\n" not in str(exc.value)
 
 
 # --------------------------------------------------------------------------- one nvcc compile

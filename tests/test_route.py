@@ -1,0 +1,273 @@
+"""A choice with a member that runs only some convolutions (``f16nhwc+f16nhwc90+f16gemm90``: the GEMM
+family runs 1x1 / stride 1 / pad 0 / dilation 1 only), routed by the ``pointwise`` feature: the
+feature, the key, the problem table, training (two models under a root split), the Python selector,
+the C++ header, leave-one-network-out and the dispatcher -- on a SYNTHETIC sweep of the three fp16
+families."""
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from predictor import selector
+from predictor.config import FAMILY_SPECS, Family, KernelConfig
+from predictor.features import ARGS, FEATURE_NAMES, LIMITS, compute, validate
+from predictor.model_key import Choice, model_key
+from predictor.tree_ir import Leaf, Split, TreeIR, compose
+
+CHOICE = "f16nhwc+f16nhwc90+f16gemm90"
+IDENT = "f16nhwc_f16nhwc90_f16gemm90"
+F16, F90, GEMM = Family.FP16_NHWC, Family.F16_NHWC_SM90, Family.F16_GEMM_SM90
+PW = FEATURE_NAMES.index("pointwise")
+
+
+# --------------------------------------------------------------------------- the feature and the key
+def test_pointwise_is_what_the_gemm_family_implements() -> None:
+    rng = random.Random(3)
+    edges = {a: (lo, lo + 1, hi - 1, hi) for a, (lo, hi) in LIMITS.items()}
+    spec = FAMILY_SPECS[GEMM]
+    seen = {0: 0, 1: 0}
+    for i in range(20000):
+        a = {n: rng.choice(edges[n]) if rng.random() < 0.3 else rng.randint(lo, min(hi, 4 if n in ("R", "S", "stride",
+                                                                                                   "dilation") else hi))
+             for n, (lo, hi) in LIMITS.items()}
+        if i % 2:  # half the draws near the 1x1 / stride 1 / pad 0 / dilation 1 corner
+            a.update({n: rng.choice((v, v, v + 1)) for n, v in (("R", 1), ("S", 1), ("stride", 1), ("dilation", 1))})
+            a["pad"] = rng.choice((0, 0, 1))
+        try:
+            validate(a)
+        except ValueError:
+            continue
+        pw = compute(a)[PW]
+        assert pw == int(spec.implements(a["R"], a["S"], a["stride"], a["pad"], a["dilation"])), a
+        seen[pw] += 1
+    assert seen[0] > 1000 and seen[1] > 500
+    assert FEATURE_NAMES[-1] == "pointwise"
+
+
+def test_a_choice_may_hold_a_partial_family() -> None:
+    c = model_key(CHOICE)
+    assert isinstance(c, Choice) and c.families == (F16, F90, GEMM)
+    assert c.partial == (GEMM,) and c.conv_members == (F16, F90) and c.identifier == IDENT
+    assert model_key("f16nhwc+f16nhwc90").partial == ()
+    assert model_key("f16nhwc90+f16gemm90").partial == (GEMM,)
+    with pytest.raises(ValueError, match="runs only some convolutions") as exc:
+        Choice((GEMM, GEMM))
+    assert "\n" not in str(exc.value)
+
+
+def test_compose_puts_a_root_split_over_two_trees() -> None:
+    names = ("a", "b")
+    left = TreeIR(names, ("x", "y"), (Split(0, 3, 1, 2), Leaf("x"), Leaf("y"))).validate()
+    right = TreeIR(names, ("z", "y"), (Leaf("z"),)).validate()
+    ir = compose(left, right, 1, 0)
+    assert ir.classes == ("x", "y", "z") and ir.nodes[0] == Split(1, 0, 1, 4)
+    assert [ir.predict(v) for v in ((0, 0), (9, 0), (0, 1), (9, 5))] == ["x", "y", "z", "z"]
+    with pytest.raises(ValueError, match="different features"):
+        compose(left, TreeIR(("a", "c"), ("z",), (Leaf("z"),)), 1, 0)
+
+
+# --------------------------------------------------------------------------- training
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """The three fp16 families on the same problems (the GEMM family on the 1x1 / stride-1 ones
+    only), except one pointwise problem the GEMM family did not measure; the routed choice trained."""
+    from synthetic import make_sweep
+
+    from predictor.schema import write_sweep
+    from predictor.train import main
+
+    d = tmp_path_factory.mktemp("route")
+    df = make_sweep(n_shapes=160, families=("f16nhwc", "f16nhwc90", "f16gemm90"))
+    unmeasured = sorted(set(df.loc[df["family"] == GEMM.value, "shape_key"]))[0]
+    df = df[~((df["family"] == GEMM.value) & (df["shape_key"] == unmeasured))].reset_index(drop=True)
+    sweep = d / "s.parquet"
+    write_sweep(df, sweep, {"synthetic": True})
+    assert main([str(sweep), "--family", CHOICE, "--models-dir", str(d / "m"), "--export-dir", str(d / "e"),
+                 "--max-portfolio", "6", "--quiet"]) == 0
+    return SimpleNamespace(dir=d, sweep=sweep, df=df, unmeasured=unmeasured, models=d / "m", export=d / "e",
+                           model=d / "m" / f"synthetic-{CHOICE}.tree.json")
+
+
+def test_family_table_of_a_routed_choice(trained) -> None:
+    from predictor.portfolio import family_table
+
+    ft = family_table(trained.df, model_key(CHOICE))
+    assert ft.n_not_common == 1 and trained.unmeasured not in set(ft.table.keys)
+    pw = ft.table.features()["pointwise"].to_numpy() == 1
+    gemm = [j for j, c in enumerate(ft.table.configs) if KernelConfig.from_name(c).family is GEMM]
+    assert gemm and pw.any() and (~pw).sum() > 50
+    assert np.isnan(ft.table.times[np.ix_(~pw, gemm)]).all()  # never a label where it cannot run
+    assert (~np.isnan(ft.table.times[np.ix_(pw, gemm)])).any()
+    # the non-pointwise problems, which the GEMM family never measured, are all kept
+    ok = trained.df[(trained.df["family"] == F16.value) & (trained.df["status"] == "ok")]
+    off = ok[(ok["R"] > 1) | (ok["stride"] > 1) | (ok["pad"] > 0) | (ok["dilation"] > 1)]
+    assert len(set(off["shape_key"])) > 50 and set(off["shape_key"]) <= set(ft.table.keys)
+
+
+def test_training_composes_two_models(trained) -> None:
+    import joblib
+
+    from predictor.fitting import RoutedTree
+
+    ir = TreeIR.load(trained.model)
+    root = ir.nodes[0]
+    assert isinstance(root, Split) and (root.feature, root.threshold) == (PW, 0)
+    assert {KernelConfig.from_name(n).family for n in ir.classes} == {F16, F90, GEMM}
+    left_nodes = set(range(1, root.right))  # the rest tree: conv configs only
+    assert all(KernelConfig.from_name(ir.nodes[i].label).family is not GEMM
+               for i in left_nodes if isinstance(ir.nodes[i], Leaf))
+    saved = joblib.load(trained.model.with_suffix("").with_suffix(".joblib"))
+    model = saved["model"]
+    assert isinstance(model, RoutedTree) and model.feature == PW
+    assert hasattr(model.rest.estimator, "tree_") and hasattr(model.pointwise.estimator, "tree_")
+    routed = ir.meta["routed"]
+    assert routed["partial_families"] == ["f16gemm90"] and set(routed) >= {"rest", "pointwise"}
+    assert 0.5 < ir.meta["cv"]["model"]["geomean"] <= 1.0
+
+
+def _shapes(n: int, seed: int) -> list[tuple[int, ...]]:
+    """Random valid problems (C, K multiples of 8, sms 132), a third 1x1 with stride 1, 2, pad 0, 1,
+    dilation 1, 2."""
+    rng = random.Random(seed)
+    out: list[tuple[int, ...]] = []
+    while len(out) < n:
+        r = 1 if rng.random() < 0.6 else rng.choice((3, 5, 7))
+        s = r if rng.random() < 0.9 else rng.choice((1, 3))
+        a = dict(N=rng.choice((1, 2, 8, 32, 64)), C=8 * rng.randint(1, 256), H=rng.randint(1, 160),
+                 W=rng.randint(1, 160), K=8 * rng.randint(1, 256), R=r, S=s, stride=rng.choice((1, 1, 2)),
+                 pad=rng.choice((0, 0, 1)) if r == 1 else (r - 1) // 2, dilation=rng.choice((1, 1, 1, 2)), sms=132)
+        try:
+            validate(a)
+        except ValueError:
+            continue
+        out.append(tuple(a[k] for k in ARGS))
+    return out
+
+
+def test_python_selector_never_picks_gemm_off_pointwise(trained) -> None:
+    rows = _shapes(3000, seed=1)
+    picks = {0: set(), 1: set()}
+    for a in rows:
+        sel = selector.select(*a[:7], stride=a[7], pad=a[8], dilation=a[9], sms=a[10], model=str(trained.model))
+        pw = compute(dict(zip(ARGS, a)))[PW]
+        picks[pw].add(sel.config.family)
+    assert GEMM not in picks[0] and picks[0] <= {F16, F90}
+    assert GEMM in picks[1]  # the routing is not vacuous: the GEMM kernels are picked where they run
+    one_by_one = [a for a in rows if a[5] == a[6] == 1]
+    assert sum(a[7] == 2 for a in one_by_one) > 100 and sum(a[8] == 1 for a in one_by_one) > 100
+
+
+_DRIVER = """\
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include "{header}"
+namespace ns = cutlass_conv_predictor::synthetic;
+int main() {{
+  std::int64_t a[11];
+  while (std::cin >> a[0]) {{
+    for (int i = 1; i < 11; ++i) if (!(std::cin >> a[i])) return 3;
+    int r = ns::select_{ident}(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+    const ns::KernelConfig* c = ns::config_{ident}(r);
+    std::printf("%d %s %d %d\\n", r, c ? c->name : "-", c ? static_cast<int>(c->family) : -1,
+                c ? static_cast<int>(c->tile_scheduler) : -1);
+  }}
+  return 0;
+}}
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
+def test_header_never_picks_gemm_off_pointwise(trained) -> None:
+    from test_export_cpp import WARN, compile_driver, python_result
+
+    from predictor.config import TileScheduler
+
+    header = trained.export / "synthetic_conv_heuristics.hpp"
+    text = header.read_text()
+    assert "  TileScheduler tile_scheduler;" in text and "KernelSchedule::kTmaWarpSpecializedCooperative" in text
+    exe = compile_driver(_DRIVER.format(header=header, ident=IDENT), trained.dir / "drv", [*WARN, "-O1"])
+    rows = _shapes(3000, seed=2)
+    out = subprocess.run([str(exe)], input="".join(" ".join(map(str, a)) + "\n" for a in rows),
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert len(out) == len(rows)
+    order, schedulers = list(Family), list(TileScheduler)
+    gemm_picks = 0
+    for a, line in zip(rows, out):
+        i, name, fam, ts = line.split(" ")
+        assert int(i) == python_result(trained.model, a), a
+        cfg = KernelConfig.from_name(name)
+        assert order[int(fam)] is cfg.family and schedulers[int(ts)] is cfg.tile_scheduler
+        pointwise = (a[5], a[6], a[7], a[8], a[9]) == (1, 1, 1, 0, 1)
+        assert cfg.family is not GEMM or pointwise, a
+        gemm_picks += cfg.family is GEMM
+    assert gemm_picks > 50
+
+
+def test_lono_routes_a_choice_with_a_partial_member(trained, tmp_path: Path) -> None:
+    from predictor.lono import main
+
+    out = tmp_path / "lono"
+    assert main([str(trained.sweep), "--family", CHOICE, "--kind", "repick", "--max-portfolio", "4",
+                 "--folds", "3", "--out", str(out)]) == 0
+    layers = pd.read_csv(out / "layers.csv")
+    assert set(layers["family"]) == {CHOICE} and len(layers) > 0
+    fams = layers["pick"].map(lambda n: KernelConfig.from_name(n).family)
+    pointwise = (layers["R"] == 1) & (layers["S"] == 1) & (layers["stride"] == 1) & (layers["pad"] == 0) & (
+        layers["dilation"] == 1)
+    assert pointwise.any() and (~pointwise).any()
+    assert not (fams[~pointwise] == GEMM).any()
+    assert ((layers["score"] > 0) & (layers["score"] <= layers["bound"] + 1e-12)).all()
+
+
+def test_routed_choice_dispatcher_is_generated(trained) -> None:
+    pytest.importorskip("cutlass_library")
+    from predictor.dispatcher import generate, required_arch
+
+    out = generate(trained.models, "synthetic", trained.export, trained.dir / "dispatch", families=[CHOICE])
+    src = out.read_text()
+    cfgs = [KernelConfig.from_name(n) for n in TreeIR.load(trained.model).classes]
+    assert f"pkd_conv2d_{IDENT}(" in src and required_arch(out) == "sm_90a"
+    assert src.count("PK_EXPORT_KERNEL_GEMM3X(") == len({c.kernel_name for c in cfgs if c.family is GEMM}) > 0
+    assert '#include "pk_runtime_gemm90.h"\n' in src and (out.parent / "pk_runtime_gemm90.h").is_file()
+    assert src.count("#if PKD_KERNEL_PART(") == len({c.kernel_name for c in cfgs})
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_routed_dispatcher_builds_in_parts_and_routes(tmp_path: Path) -> None:
+    """A two-kernel routed choice (an SM80 conv kernel, a GEMM kernel; hand-made tree in the trainer's
+    file format) built for sm_90a as 2 parallel parts: the C ABI's selection sends only 1x1 / stride 1
+    / pad 0 / dilation 1 problems to the GEMM kernel, as the Python selector does (host code only)."""
+    pytest.importorskip("cutlass_library")
+    from predictor.config import EpilogueFunctor
+    from predictor.dispatcher import Dispatcher, build, generate
+    from predictor.export_cpp import export_models_dir
+
+    sm80 = KernelConfig(family=F16, tb=(64, 64, 32), warp=(32, 32, 32), inst=(16, 8, 16), stages=4, align=(8, 8, 8),
+                        epilogue=EpilogueFunctor.LinearCombination)
+    gemm = KernelConfig.sm90(GEMM, (128, 128, 64))
+    classes = (sm80.name, gemm.name)
+    ir = TreeIR(tuple(FEATURE_NAMES), classes, (Split(PW, 0, 1, 2), Leaf(classes[0]), Leaf(classes[1])),
+                {"family": CHOICE, "gpu_slug": "tr", "gpu": "hand-made", "sms": 132,
+                 "smem_bytes": {c: 100000 for c in classes}, "sm87_ok": {c: False for c in classes}}).validate()
+    (tmp_path / "models").mkdir()
+    model = tmp_path / "models" / f"tr-{CHOICE}.tree.json"
+    ir.save(model)
+    export_models_dir(tmp_path / "models", "tr", tmp_path / "export")
+    src = generate(tmp_path / "models", "tr", tmp_path / "export", tmp_path / "dispatch", families=[CHOICE])
+    disp = Dispatcher(build(src, "sm_90a", jobs=2))
+    assert disp.families == [model_key(CHOICE)]
+    for shape, want in (((8, 64, 56, 56, 256, 1, 1, 1, 0, 1), 1), ((8, 64, 56, 56, 256, 1, 1, 2, 0, 1), 0),
+                        ((8, 64, 56, 56, 256, 1, 1, 1, 1, 1), 0), ((8, 64, 56, 56, 64, 3, 3, 1, 1, 1), 0)):
+        i = disp.select(CHOICE, shape, 132)
+        assert i == want == selector.select(*shape[:7], stride=shape[7], pad=shape[8], dilation=shape[9],
+                                            model=str(model)).index
+        assert disp.name(CHOICE, i) == classes[i]
