@@ -160,6 +160,12 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
     if len(needs) > 1:
         raise ValueError(f"portfolio kernels need several architecture-specific targets {needs}: "
                          "one dispatcher cannot hold them")
+    apis = {(c.cutlass_api, c.family.spec.operation) for c in kernels.values()}
+    if {(3, "conv"), (3, "gemm")} <= apis:
+        raise ValueError("CUTLASS 3.x conv and GEMM kernels cannot share a translation unit (CUTLASS 4.2: "
+                         "the SM90 conv kernel's GemmUniversal base matches two partial specializations once "
+                         "the GEMM kernel headers are included); a dispatcher holding both is not written yet: "
+                         "leave one of the families out")
     headers = runtime_headers(kernels.values())
     srcs = "\n".join(f"#if PKD_KERNEL_PART({i})\n{kernel_source(c, include_runtime=False)}#endif\n"
                      for i, c in enumerate(kernels.values()))
