@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Ran once (s4call4): the choice3 dispatcher did not compile (SM90 conv + GEMM kernels in one TU); generate now refuses it.
 # Session 4, device call 4 (nvidia-h200, ~5 device minutes left), from the repo root; carry [".whl"]:
 #   bash scripts/device_s4_call4.sh OUTDIR
 # The routed fp16 choice (f16nhwc+f16nhwc90+f16gemm90: SM80 + SM90 conv kernels, SM90 GEMM kernels for
