@@ -143,8 +143,11 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
     if not models:
         raise FileNotFoundError(f"no {slug}-<family>.tree.json model of {list(families)} in {models_dir}")
     specific = _arch_specific(families)
-    if out_dir is None and specific:  # sm_90a: export/dispatch_sm90/
-        out_dir = Path(export_dir) / f"dispatch_{specific[0].replace('_', '').rstrip('a')}"
+    default_out = (Path(export_dir) / f"dispatch_{specific[0].replace('_', '').rstrip('a')}" if specific  # sm_90a
+                   else Path(export_dir) / "dispatch")
+    if out_dir is not None and Path(out_dir) != default_out:  # the regenerate line names it
+        family_args += f" --out-dir {display_path(out_dir)}"
+    out_dir = default_out if out_dir is None else out_dir
     header = header_path(export_dir, slug)
     if not header.exists():
         raise FileNotFoundError(f"{header} not found: run python -m predictor.train first")
@@ -416,6 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--family", action="append", default=None, type=cli_model_key, metavar="FAMILY",
                    help="model keys to dispatch (default: the SM80-family ones, buildable for sm_87 and sm_90): "
                         + CLI_HELP)
+    g.add_argument("--out-dir", default=None,
+                   help="folder of the generated dispatcher (default: <export-dir>/dispatch, or dispatch_sm90 "
+                        "when a family needs sm_90a; the shipped choice's is export/dispatch_f16_choice)")
     b = sub.add_parser("build", help="compile the generated dispatcher with nvcc")
     b.add_argument("source", help="the generated <slug>_dispatch.cu")
     b.add_argument("--arch", default="sm_90", choices=known_arches(),
@@ -433,7 +439,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         from .cli import require
 
         require("cutlass_library", "build", "generating a dispatcher")
-        generate(args.models_dir, args.slug, args.export_dir, families=args.family)
+        generate(args.models_dir, args.slug, args.export_dir, args.out_dir, families=args.family)
     else:
         _LOG.info("built %s", build(args.source, args.arch, args.out, args.compile_only, args.jobs))
     return 0
