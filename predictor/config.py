@@ -70,6 +70,12 @@ class Family(enum.Enum):
         return self.value
 
     @property
+    def partial(self) -> tuple["Family", ...]:
+        """Members routed by ``pointwise`` (a choice's families that run only some convolutions): none
+        for a family alone."""
+        return ()
+
+    @property
     def channel_multiple(self) -> int:
         return FAMILY_SPECS[self].channel_multiple
 

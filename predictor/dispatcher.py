@@ -151,7 +151,7 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
     header = header_path(export_dir, slug)
     if not header.exists():
         raise FileNotFoundError(f"{header} not found: run python -m predictor.train first")
-    out = Path(out_dir) if out_dir else Path(export_dir) / "dispatch"
+    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ns = namespace_name(slug)
     portfolios = [(model_key(ir.meta["family"]).identifier, [KernelConfig.from_name(n) for n in ir.classes])

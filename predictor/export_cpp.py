@@ -42,7 +42,7 @@ from .cli import display_path, run_main
 from .codegen import ResultCode, cpp_enum, cpp_helpers, cpp_result_codes, cpp_tree
 from .config import (FAMILY_SPECS, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm, KernelConfig,
                      KernelSchedule, SplitKMode, StrideSupport, Swizzle, TileScheduler)
-from .features import (ARGS, CHANNEL_ARGS, DERIVED, FEATURE_NAMES, LIMITS, cpp_feature_code, cpp_feature_exprs,
+from .features import (ARGS, CHANNEL_ARGS, DERIVED, FEATURE_NAMES, LIMITS, cpp_derived_code, cpp_feature_exprs,
                        cpp_validation_code)
 from .model_key import SEPARATOR, Choice, Key, model_key, sort_key
 from .schema import file_sha256
@@ -189,7 +189,7 @@ inline constexpr KernelConfig kConfigs_{f}[kNumConfigs_{f}] = {{
 constexpr int select_{f}({params}) noexcept {{
 {cpp_validation_code("  ", INVALID_SHAPE.cpp_name)}
   if ({" || ".join(f"{a} % INT64_C({cm}) != 0" for a in CHANNEL_ARGS)}) return {UNSUPPORTED_SHAPE.cpp_name};
-{cpp_feature_code("  ", features=False)}
+{cpp_derived_code("  ")}
 {unused}
 {chr(10).join(cpp_tree(ir, "  ", exprs=cpp_feature_exprs()))}
 }}

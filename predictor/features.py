@@ -207,13 +207,12 @@ def frame(df, sms: int | None = None):  # type: ignore[no-untyped-def]
 
 
 # --------------------------------------------------------------------------- the table in C++
-def cpp_feature_code(indent: str = "  ", features: bool = True) -> str:
-    """C++ statements computing the derived values and (with ``features``) the ``f_<name>`` int64
-    locals from the argument locals."""
-    defs = list(DERIVED) + ([(f"f_{n}", e) for n, e in FEATURES] if features else [])
-    names = set(ARGS) | {n for n, _ in defs}
+def cpp_derived_code(indent: str = "  ") -> str:
+    """C++ statements computing the :data:`DERIVED` values as int64 locals from the argument locals
+    (the features themselves are computed where a tree needs them: :func:`cpp_feature_exprs`)."""
+    names = set(ARGS) | {n for n, _ in DERIVED}
     cpp = CppExpr()
-    return "\n".join(f"{indent}const std::int64_t {name} = {cpp(parse(expr, names))};" for name, expr in defs)
+    return "\n".join(f"{indent}const std::int64_t {name} = {cpp(parse(expr, names))};" for name, expr in DERIVED)
 
 
 def cpp_feature_exprs() -> dict[str, str]:

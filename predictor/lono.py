@@ -138,7 +138,7 @@ def evaluate_network(table: ShapeTable, X: np.ndarray, network: str | Sequence[s
     """Hold out ``network`` (or a group of networks together) of one family's ``table`` (features
     ``X``): (per-layer score records, one per network a layer belongs to; per-kind choice records)."""
     group = [network] if isinstance(network, str) else list(network)
-    partial = getattr(model_key(family), "partial", ()) if family else ()
+    partial = model_key(family).partial if family else ()
     tr, te = lono_split(table, group)
     member_of = {n: set(np.nonzero(members(table, n))[0]) for n in group}
     train_t, test_t = table.subset(tr), table.subset(te)

@@ -44,6 +44,9 @@ class ModelKey(Protocol):
     def families(self) -> tuple[Family, ...]: ...
 
     @property
+    def partial(self) -> tuple[Family, ...]: ...
+
+    @property
     def channel_multiple(self) -> int: ...
 
     @property

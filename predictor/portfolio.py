@@ -196,24 +196,21 @@ def common_problems(df: pd.DataFrame, key: ModelKey) -> tuple[pd.DataFrame, int]
     rows = df[df["family"].isin([f.value for f in key.families])]
     if len(key.families) == 1:
         return rows, 0
-    cols = ["family", "R", "S", "stride", "pad", "dilation"]
-    kinds = rows[cols].astype({"family": str, **{c: int for c in cols[1:]}}).drop_duplicates()
-    kinds["_impl"] = [Family(f).spec.implements(*g) for f, *g in kinds.itertuples(index=False)]
-    implemented = rows[cols].astype({"family": str, **{c: int for c in cols[1:]}}).merge(
-        kinds, on=cols, how="left")["_impl"].to_numpy(dtype=bool)
+    geometry = ["R", "S", "stride", "pad", "dilation"]
+    geo = [tuple(g) for g in rows[geometry].to_numpy(dtype=np.int64)]
+    implementers = {g: {f.value for f in key.families if f.spec.implements(*g)} for g in set(geo)}
+    fam = rows["family"].astype(str).to_numpy()
+    implemented = np.array([f in implementers[g] for f, g in zip(fam, geo)], dtype=bool)
     if (~implemented).any():
         _LOG.info("%s: %d row(s) of problems their family does not implement ignored", key.value,
                   int((~implemented).sum()))
-        rows = rows[implemented]
+        rows, fam = rows[implemented], fam[implemented]
+        geo = [g for g, ok in zip(geo, implemented) if ok]
     problem = pd.MultiIndex.from_frame(rows[["shape_key", "sms"]].astype({"shape_key": str, "sms": int}))
-    fam = rows["family"].astype(str).to_numpy()
     sets = [set(problem[fam == f.value]) for f in key.families]
     every = set.union(*sets)
-    first = ~problem.duplicated()
-    common = set()
-    for p, r, s, u, pad, d in zip(problem[first], *(rows[c].to_numpy(dtype=np.int64)[first] for c in cols[1:])):
-        if all(p in got for f, got in zip(key.families, sets) if f.spec.implements(r, s, u, pad, d)):
-            common.add(p)
+    common = {p for p, g in dict(zip(problem, geo)).items()
+              if all(p in got for f, got in zip(key.families, sets) if f.value in implementers[g])}
     _LOG.info("%s: %d problem(s) measured in every member family that implements them; %d measured in only "
               "some dropped (%s)", key.value, len(common), len(every) - len(common),
               ", ".join(f"{f.value}: {len(s)}" for f, s in zip(key.families, sets)))

@@ -281,7 +281,7 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
     train_t, hold_t, X, Xh = sets.train, sets.hold, sets.X, sets.Xh
     # ---- hyper-parameters by CV, then the final model on all training shapes (a choice with members
     # that run only some convolutions: two models routed by the pointwise feature, fitting.fit_key)
-    cv, fitted = fit_key(train_t, X, kind, partial=getattr(family, "partial", ()),
+    cv, fitted = fit_key(train_t, X, kind, partial=family.partial,
                          k_grid=portfolio_sizes(k_grid, max_portfolio), depth_grid=depth_grid,
                          min_leaf_grid=min_leaf_grid, weightings=weightings, folds=folds, seed=seed,
                          tolerance=tolerance)
