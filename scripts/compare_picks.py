@@ -1,0 +1,70 @@
+"""Speed of one model's picks relative to another's on the same layers, from committed results:
+the leave-network-out layer files of predictor.lono (sweep times of each pick) and a graph-timed
+bench/vendor_layers CSV (the GEMM grid's fastest config vs the SM90 conv pick on the 1x1 layers).
+
+    python scripts/compare_picks.py > reports/lono/compare_picks.md
+"""
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def gm(x: pd.Series) -> float:
+    return float(np.exp(np.mean(np.log(x))))
+
+
+def lono(path: str, family: str | None = None) -> pd.DataFrame:
+    d = pd.read_csv(ROOT / path)
+    if family:
+        d = d[d["family"] == family]
+    return d.drop_duplicates("shape_key").set_index("shape_key")
+
+
+def ratio_row(name: str, slow: pd.DataFrame, fast: pd.DataFrame) -> str:
+    k = slow.index.intersection(fast.index)
+    r = slow.loc[k, "pick_us"] / fast.loc[k, "pick_us"]
+    big = fast.loc[k, "gflop"] > 8
+    pw = ((fast.loc[k, "R"] == 1) & (fast.loc[k, "S"] == 1) & (fast.loc[k, "stride"] == 1)
+          & (fast.loc[k, "pad"] == 0) & (fast.loc[k, "dilation"] == 1))
+    cells = [f"{len(k)}: {gm(r):.3f}", f"{int(big.sum())}: {gm(r[big]):.3f}",
+             f"{int(pw.sum())}: {gm(r[pw]):.3f}" if pw.any() else "–",
+             f"{int((pw & big).sum())}: {gm(r[pw & big]):.3f}" if (pw & big).any() else "–",
+             f"{int((~pw).sum())}: {gm(r[~pw]):.3f}" if (~pw).any() else "–"]
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
+def main() -> int:
+    sm90 = lono("reports/lono/h200/layers.csv", "f16nhwc90")
+    choice = lono("reports/lono/h200-choice/layers.csv")
+    choice3 = lono("reports/lono/h200-choice3/layers.csv")
+    lines = ["# Pick speed of one model over another, same layers", "",
+             f"- command: `python scripts/compare_picks.py` ({dt.date.today().isoformat()})",
+             "- inputs: reports/lono/{h200,h200-choice,h200-choice3}/layers.csv (leave-network-group-out picks, "
+             "times measured on an NVIDIA H200 in the sweeps those reports name); "
+             "bench/vendor_layers/h200-gemm-best-shard0.csv (CUDA-graph timed on an NVIDIA H200)",
+             "- cells: layers: geomean of (time of the first model's pick / time of the second's); > 1: the "
+             "second is faster", "",
+             "| first / second | all layers | > 8 GFLOP | 1x1 (pointwise) | 1x1, > 8 GFLOP | other layers |",
+             "|---|---|---|---|---|---|",
+             ratio_row("f16nhwc90 / f16nhwc+f16nhwc90", sm90, choice),
+             ratio_row("f16nhwc+f16nhwc90 / f16nhwc+f16nhwc90+f16gemm90", choice, choice3),
+             ratio_row("f16nhwc90 / f16nhwc+f16nhwc90+f16gemm90", sm90, choice3)]
+    v = pd.read_csv(ROOT / "bench/vendor_layers/h200-gemm-best-shard0.csv")
+    one = v[v["best_f16gemm90_us"].notna()]
+    lines += ["", "Graph-timed, the 1x1 layers of bench/vendor_layers/h200-gemm-best-shard0 "
+              f"({len(one)} layers): cuDNN / shipped SM90 conv pick {gm(one.cudnn_us / one.f16nhwc90_us):.3f}, "
+              f"cuDNN / fastest f16gemm90 config {gm(one.cudnn_us / one.best_f16gemm90_us):.3f}, "
+              f"SM90 conv pick / fastest f16gemm90 config {gm(one.f16nhwc90_us / one.best_f16gemm90_us):.3f}."]
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
