@@ -54,7 +54,7 @@ from .codegen import ResultCode
 from .config import Family, KernelConfig
 from .emit import (
     CUDA_OPTIONS, CUTLASS_INCLUDE_DIRS, CXX_STANDARD, kernel_instances, kernel_source, known_arches,
-    nvcc_compile_command, nvcc_link_command, runtime_header_path, runtime_headers,
+    nvcc_compile_command, nvcc_link_command, runtime_header_path, runtime_headers, translation_unit_classes,
 )
 from .export_cpp import header_path, load_models, namespace_name
 from .features import ARGS, cpp_output_extents
@@ -163,15 +163,12 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
     if len(needs) > 1:
         raise ValueError(f"portfolio kernels need several architecture-specific targets {needs}: "
                          "one dispatcher cannot hold them")
-    apis = {(c.cutlass_api, c.family.spec.operation) for c in kernels.values()}
-    if {(3, "conv"), (3, "gemm")} <= apis:
-        raise ValueError("CUTLASS 3.x conv and GEMM kernels cannot share a translation unit (CUTLASS 4.2: "
-                         "the SM90 conv kernel's GemmUniversal base matches two partial specializations once "
-                         "the GEMM kernel headers are included); a dispatcher holding both is not written yet: "
-                         "leave one of the families out")
+    classes = translation_unit_classes(kernels.values())  # kernels that can share a translation unit
     headers = runtime_headers(kernels.values())
-    srcs = "\n".join(f"#if PKD_KERNEL_PART({i})\n{kernel_source(c, include_runtime=False)}#endif\n"
-                     for i, c in enumerate(kernels.values()))
+    includes = "".join(f"#if PKD_CLASS({i})\n" + "".join(f'#include "{h}"\n' for h in runtime_headers(cls))
+                       + "#endif\n" for i, cls in enumerate(classes))
+    srcs = "\n".join(f"#if PKD_KERNEL_PART({i}, {t})\n{kernel_source(c, include_runtime=False)}#endif\n"
+                     for i, cls in enumerate(classes) for t, c in enumerate(cls))
     decls = "\n".join(f'extern "C" int pk_run_{k}({_RUN_PARAMS});' for k in kernels)
     rel_header = Path(os.path.relpath(header.resolve(), out.resolve()))
     text = f"""\
@@ -182,11 +179,12 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
 // CUTLASS conv2d fprop dispatcher: the portfolio's kernels + the exported selection header.
 {_requires_text(needs)}#include <cstddef>
 #include <cstdint>
-{"".join(f'#include "{h}"{chr(10)}' for h in headers)}#include "{rel_header.as_posix()}"
+
+{_parts_text(len(classes))}
+{includes}#include "{rel_header.as_posix()}"
 
 namespace NS = cutlass_conv_predictor::{ns};
 
-{_PARTS}
 {srcs}
 #if PKD_DISPATCH_PART
 using PkdRunFn = int (*)({_RUN_PARAMS});
@@ -197,7 +195,7 @@ using PkdRunFn = int (*)({_RUN_PARAMS});
     (out / f"{slug}_dispatch.cu").write_text(text)
     for h in headers:
         shutil.copy(runtime_header_path(h), out / h)
-    (out / "CMakeLists.txt").write_text(_cmake_text(slug, needs))
+    (out / "CMakeLists.txt").write_text(_cmake_text(slug, needs, len(classes)))
     _LOG.info("wrote %s (%d kernels)", out / f"{slug}_dispatch.cu", len(kernels))
     return out / f"{slug}_dispatch.cu"
 
@@ -206,17 +204,42 @@ using PkdRunFn = int (*)({_RUN_PARAMS});
 _RUN_PARAMS = ("const PkProblem*, void*, void*, void*, void*, float, float, void*, size_t, void*, "
                "int, int, int, float*, size_t*")
 
-#: A dispatcher source is one file that also compiles in parts, in parallel (:func:`build`).
-_PARTS = """\
-// One translation unit, or PKD_PARTS of them compiled in parallel (predictor.dispatcher build --jobs):
-// with -DPKD_PARTS=n -DPKD_PART=i, part i holds kernels i, i + n, ... and part 0 the dispatch code.
+_CLASSES = "#define PKD_CLASSES "
+
+
+def _parts_text(classes: int) -> str:
+    """The part macros of a dispatcher source whose kernels fall into ``classes`` translation-unit
+    classes (:func:`predictor.emit.translation_unit_classes`)."""
+    one_tu = ('#error "this dispatcher\'s kernels cannot share one translation unit: build it in at least '
+              'PKD_CLASSES parts (python -m predictor.dispatcher build, or its CMakeLists.txt)"'
+              if classes > 1 else
+              "#define PKD_CLASS(c) 1\n#define PKD_KERNEL_PART(c, t) 1\n#define PKD_DISPATCH_PART 1")
+    return f"""\
+// One translation unit, or PKD_PARTS of them compiled in parallel (predictor.dispatcher build --jobs,
+// CMake -DPKD_PARTS): the kernels fall into PKD_CLASSES classes whose members may share a translation
+// unit; with -DPKD_PARTS=n -DPKD_PART=i, part i holds kernel t of class i % PKD_CLASSES when t modulo
+// that class's number of parts is i / PKD_CLASSES, and part 0 also holds the dispatch code.
+{_CLASSES}{classes}
 #ifdef PKD_PARTS
-#define PKD_KERNEL_PART(i) ((i) % PKD_PARTS == PKD_PART)
+#if PKD_PARTS < PKD_CLASSES
+#error "PKD_PARTS must be at least PKD_CLASSES"
+#endif
+#define PKD_CLASS(c) (PKD_PART % PKD_CLASSES == (c))
+#define PKD_KERNEL_PART(c, t) \\
+  (PKD_CLASS(c) && (t) % ((PKD_PARTS - (c) + PKD_CLASSES - 1) / PKD_CLASSES) == PKD_PART / PKD_CLASSES)
 #define PKD_DISPATCH_PART (PKD_PART == 0)
 #else
-#define PKD_KERNEL_PART(i) 1
-#define PKD_DISPATCH_PART 1
+{one_tu}
 #endif"""
+
+
+def min_parts(source: str | Path) -> int:
+    """The number of translation units a generated dispatcher source must at least be compiled as
+    (its ``PKD_CLASSES``: 1 unless some of its kernels cannot share a translation unit)."""
+    for line in Path(source).read_text().splitlines():
+        if line.startswith(_CLASSES):
+            return int(line[len(_CLASSES):])
+    return 1
 
 
 def _family_code(fam: str, cfgs: Sequence[KernelConfig]) -> str:
@@ -283,17 +306,32 @@ if(NOT CUTLASS_DIR)
 endif()
 set(CMAKE_CUDA_STANDARD {std})
 set(CMAKE_CXX_STANDARD {std})
-add_library({slug}_conv_dispatch SHARED {slug}_dispatch.cu)
-target_include_directories({slug}_conv_dispatch PRIVATE ${{CMAKE_CURRENT_SOURCE_DIR}}
-  {cutlass_includes})
-target_compile_options({slug}_conv_dispatch PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:{cuda_options}>)
+# the source compiles as PKD_PARTS translation units (at least {parts}: kernels that cannot share one),
+# in parallel with cmake --build -j; raise it to spread a large dispatcher over more cores
+set(PKD_PARTS {parts} CACHE STRING "translation units the dispatcher is compiled as (at least {parts})")
+if(PKD_PARTS LESS {parts})
+  message(FATAL_ERROR "PKD_PARTS=${{PKD_PARTS}}: this dispatcher needs at least {parts}")
+endif()
+math(EXPR PKD_LAST_PART "${{PKD_PARTS}} - 1")
+set(PKD_OBJECTS "")
+foreach(PART RANGE ${{PKD_LAST_PART}})
+  add_library({slug}_dispatch_part${{PART}} OBJECT {slug}_dispatch.cu)
+  set_target_properties({slug}_dispatch_part${{PART}} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_compile_definitions({slug}_dispatch_part${{PART}} PRIVATE PKD_PARTS=${{PKD_PARTS}} PKD_PART=${{PART}})
+  target_include_directories({slug}_dispatch_part${{PART}} PRIVATE ${{CMAKE_CURRENT_SOURCE_DIR}}
+    {cutlass_includes})
+  target_compile_options({slug}_dispatch_part${{PART}} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:{cuda_options}>)
+  list(APPEND PKD_OBJECTS $<TARGET_OBJECTS:{slug}_dispatch_part${{PART}}>)
+endforeach()
+add_library({slug}_conv_dispatch SHARED ${{PKD_OBJECTS}})
+set_target_properties({slug}_conv_dispatch PROPERTIES LINKER_LANGUAGE CUDA)
 """
 
 
-def _cmake_text(slug: str, needs: Sequence[str]) -> str:
+def _cmake_text(slug: str, needs: Sequence[str], parts: int = 1) -> str:
     """The dispatcher's CMake project: for :data:`DISPATCH_ARCHS`, or only for the
-    architecture-specific target its kernels need; compile options and CUTLASS include folders
-    from :mod:`predictor.emit`."""
+    architecture-specific target its kernels need, compiled as ``PKD_PARTS`` translation units
+    (at least ``parts``); compile options and CUTLASS include folders from :mod:`predictor.emit`."""
     if needs:  # only that architecture can run (or even correctly compile) these kernels
         targets = f"{needs[0]} only (its kernels need {needs[0]})"
         archs = [needs[0]]
@@ -303,7 +341,7 @@ def _cmake_text(slug: str, needs: Sequence[str]) -> str:
     cuda_archs = " ".join(sorted(a.removeprefix("sm_") for a in archs))
     includes = " ".join(f"${{CUTLASS_DIR}}/{d}" for d in CUTLASS_INCLUDE_DIRS)
     return _CMAKE.format(slug=slug, targets=targets, cuda_archs=cuda_archs, std=CXX_STANDARD,
-                         cutlass_includes=includes, cuda_options=" ".join(CUDA_OPTIONS))
+                         cutlass_includes=includes, cuda_options=" ".join(CUDA_OPTIONS), parts=parts)
 
 
 def build(source: str | Path, arch: str = "sm_90", out: str | Path | None = None,
@@ -311,8 +349,9 @@ def build(source: str | Path, arch: str = "sm_90", out: str | Path | None = None
     """Compile the dispatcher with nvcc (a shared library, or an object with ``compile_only``).
 
     ``jobs > 1`` compiles the source as ``jobs`` parts in parallel (``-DPKD_PARTS``: the kernels
-    dealt round-robin, the dispatch code in part 0) and links them: the same library, built
-    about ``jobs`` times faster."""
+    dealt round-robin within their translation-unit classes, the dispatch code in part 0) and links
+    them: the same library, built about ``jobs`` times faster.  A source whose kernels cannot share
+    one translation unit (:func:`min_parts` > 1) is always compiled in at least that many parts."""
     source = Path(source)
     need = required_arch(source)
     if need is not None and arch != need:
@@ -322,6 +361,12 @@ def build(source: str | Path, arch: str = "sm_90", out: str | Path | None = None
     target.parent.mkdir(parents=True, exist_ok=True)
     if jobs < 1:
         raise ValueError(f"jobs={jobs}: must be >= 1")
+    parts = min_parts(source)
+    if parts > 1 and compile_only:
+        raise ValueError(f"{source} must be compiled as {parts} translation units at least: no single object")
+    if jobs < parts:
+        _LOG.info("%s: compiling %d parts (its kernels cannot share one translation unit)", source, parts)
+        jobs = parts
     if jobs == 1 or compile_only:
         _run_nvcc(nvcc_compile_command(arch, source, target, shared=not compile_only, runtime_dir=source.parent),
                   source, arch)

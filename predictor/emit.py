@@ -197,6 +197,29 @@ def runtime_kind(cfg: KernelConfig) -> int | str:
     return cfg.cutlass_api if cfg.spec.operation == "conv" else f"gemm{cfg.cutlass_api}"
 
 
+#: Runtime kinds whose kernels cannot share a translation unit, with the reason (found on an H200).
+TU_CONFLICTS: dict[frozenset[int | str], str] = {
+    frozenset({3, "gemm3"}): "CUTLASS 4.2: the SM90 conv kernel's GemmUniversal base matches two partial "
+                             "specializations once the SM90 GEMM kernel headers are included",
+}
+
+
+def translation_unit_classes(cfgs: Iterable[KernelConfig]) -> list[list[KernelConfig]]:
+    """``cfgs`` grouped into the fewest classes (greedily, in :data:`RUNTIME_HEADERS` order) whose
+    kernels may share a translation unit (:data:`TU_CONFLICTS`); each class keeps ``cfgs``' order.
+    One class unless kinds conflict."""
+    cfgs = list(cfgs)
+    kinds = [k for k in RUNTIME_HEADERS if any(runtime_kind(c) == k for c in cfgs)]
+    groups: list[set[int | str]] = []
+    for k in kinds:
+        g = next((g for g in groups if not any(frozenset({k, o}) in TU_CONFLICTS for o in g)), None)
+        if g is None:
+            groups.append({k})
+        else:
+            g.add(k)
+    return [[c for c in cfgs if runtime_kind(c) in g] for g in groups]
+
+
 def runtime_headers(cfgs: Iterable[KernelConfig]) -> list[str]:
     """The ``csrc/`` headers the kernels of ``cfgs`` need together, in include order."""
     kinds = {runtime_kind(c) for c in cfgs}
