@@ -466,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
                         + CLI_HELP)
     g.add_argument("--out-dir", default=None,
                    help="folder of the generated dispatcher (default: <export-dir>/dispatch, or dispatch_sm90 "
-                        "when a family needs sm_90a; the shipped choice's is export/dispatch_f16_choice)")
+                        "when a family needs sm_90a; the shipped choices' are export/dispatch_f16_choice and dispatch_f16_choice3)")
     b = sub.add_parser("build", help="compile the generated dispatcher with nvcc")
     b.add_argument("source", help="the generated <slug>_dispatch.cu")
     b.add_argument("--arch", default="sm_90", choices=known_arches(),

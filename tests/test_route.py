@@ -262,24 +262,18 @@ def test_dispatcher_keeps_sm90_conv_and_gemm_kernels_in_separate_parts(trained) 
         assert all(owner[n] % 2 == int(c) for c, _, n in placed)
 
 
-@pytest.mark.nvcc
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-def test_routed_dispatcher_builds_in_parts_and_routes(tmp_path: Path) -> None:
-    """A three-kernel routed choice (an SM80 and an SM90 conv kernel, a GEMM kernel: CUTLASS 4.2 cannot
-    compile the last two in one translation unit; hand-made tree in the trainer's file format) built
-    for sm_90a, asked for one part and built as the 2 it needs: the C ABI's selection sends only 1x1 /
-    stride 1 / pad 0 / dilation 1 problems to the GEMM kernel, as the Python selector does (host code
-    only)."""
-    pytest.importorskip("cutlass_library")
+def _three_kernel_routed_dispatcher(tmp_path: Path) -> tuple[Path, Path, tuple[KernelConfig, ...]]:
+    """A routed choice of an SM80 and an SM90 conv kernel and a GEMM kernel (CUTLASS 4.2 cannot compile
+    the last two in one translation unit; hand-made tree in the trainer's file format): its generated
+    dispatcher source, its model file and its configs in table order."""
     from predictor.config import EpilogueFunctor
-    from predictor.dispatcher import Dispatcher, build, generate
+    from predictor.dispatcher import generate
     from predictor.export_cpp import export_models_dir
 
     sm80 = KernelConfig(family=F16, tb=(64, 64, 32), warp=(32, 32, 32), inst=(16, 8, 16), stages=4, align=(8, 8, 8),
                         epilogue=EpilogueFunctor.LinearCombination)
-    sm90 = KernelConfig.sm90(F90, (128, 128, 64))
-    gemm = KernelConfig.sm90(GEMM, (128, 128, 64))
-    classes = (sm80.name, sm90.name, gemm.name)
+    cfgs = (sm80, KernelConfig.sm90(F90, (128, 128, 64)), KernelConfig.sm90(GEMM, (128, 128, 64)))
+    classes = tuple(c.name for c in cfgs)
     c_idx = FEATURE_NAMES.index("C")
     ir = TreeIR(tuple(FEATURE_NAMES), classes, (Split(PW, 0, 1, 4), Split(c_idx, 128, 2, 3), Leaf(classes[0]),
                                                 Leaf(classes[1]), Leaf(classes[2])),
@@ -290,6 +284,19 @@ def test_routed_dispatcher_builds_in_parts_and_routes(tmp_path: Path) -> None:
     ir.save(model)
     export_models_dir(tmp_path / "models", "tr", tmp_path / "export")
     src = generate(tmp_path / "models", "tr", tmp_path / "export", tmp_path / "dispatch", families=[CHOICE])
+    return src, model, cfgs
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_routed_dispatcher_builds_in_parts_and_routes(tmp_path: Path) -> None:
+    """The three-kernel routed choice built for sm_90a, asked for one part and built as the 2 it needs:
+    the C ABI's selection sends only 1x1 / stride 1 / pad 0 / dilation 1 problems to the GEMM kernel,
+    as the Python selector does (host code only)."""
+    pytest.importorskip("cutlass_library")
+    from predictor.dispatcher import Dispatcher, build
+
+    src, model, cfgs = _three_kernel_routed_dispatcher(tmp_path)
     disp = Dispatcher(build(src, "sm_90a", jobs=1))
     assert disp.families == [model_key(CHOICE)]
     for shape, want in (((8, 64, 56, 56, 256, 1, 1, 1, 0, 1), 2), ((8, 64, 56, 56, 256, 1, 1, 2, 0, 1), 0),
@@ -298,4 +305,27 @@ def test_routed_dispatcher_builds_in_parts_and_routes(tmp_path: Path) -> None:
         i = disp.select(CHOICE, shape, 132)
         assert i == want == selector.select(*shape[:7], stride=shape[7], pad=shape[8], dilation=shape[9],
                                             model=str(model)).index
-        assert disp.name(CHOICE, i) == classes[i]
+        assert disp.name(CHOICE, i) == cfgs[i].name
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None or shutil.which("cmake") is None, reason="needs nvcc and cmake")
+def test_routed_dispatcher_cmake_project_builds_its_parts(tmp_path: Path) -> None:
+    """The generated CMake project compiles the three-kernel routed choice as its two translation
+    units (``PKD_PARTS`` defaults to the minimum) and links them into one library."""
+    pytest.importorskip("cutlass_library")
+    from predictor.dispatcher import Dispatcher
+    from predictor.emit import cutlass_root
+
+    src, _, cfgs = _three_kernel_routed_dispatcher(tmp_path)
+    b = tmp_path / "cmake"
+    subprocess.run(["cmake", "-S", str(src.parent), "-B", str(b), f"-DCUTLASS_DIR={cutlass_root()}",
+                    f"-DCMAKE_CUDA_COMPILER={shutil.which('nvcc')}"], check=True, capture_output=True, text=True)
+    subprocess.run(["cmake", "--build", str(b), "-j", "2"], check=True, capture_output=True, text=True)
+    lib = next(b.glob("*.so"))
+    syms = subprocess.run(["nm", "-D", "--defined-only", str(lib)], check=True, capture_output=True,
+                          text=True).stdout.split()
+    for c in cfgs:
+        assert syms.count(f"pk_run_{c.kernel_name}") == 1
+    assert syms.count(f"pkd_select_{model_key(CHOICE).identifier}") == 1
+    assert Dispatcher(lib).select(CHOICE, (8, 256, 56, 56, 256, 1, 1, 1, 0, 1), 132) == 2
