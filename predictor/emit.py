@@ -156,9 +156,11 @@ def _operation_3x(cfg: KernelConfig):  # type: ignore[no-untyped-def]
 
 def _operation_gemm(cfg: KernelConfig):  # type: ignore[no-untyped-def]
     """The ``cutlass_library`` ``GemmOperation`` (``GemmKind.Universal3x``) for a config of a GEMM
-    family -- built as ``GenerateSM90_TensorOp_16b_WGMMA_gemm`` / ``CreateGemmUniversal3xOperator``
-    build theirs -- as the "TN" GEMM of the 1x1 conv: A row-major (NHWC), B column-major (KRSC),
-    C/D row-major (NPQK)."""
+    family -- built as ``GenerateSM90_TensorOp_16b_WGMMA_gemm`` / ``..._int8_WGMMA_gemm`` /
+    ``CreateGemmUniversal3xOperator`` build theirs -- as the "TN" GEMM of the 1x1 conv: A row-major
+    (NHWC), B column-major (KRSC), C/D row-major (NPQK); element, accumulator and epilogue compute
+    types from the family's spec (int8: ``LinearCombination<int8_t, float>``, round to nearest,
+    saturating)."""
     from cutlass_library.gemm_operation import GemmOperation
     from cutlass_library.library import (
         DataType, EpilogueFunctor, GemmKind, LayoutType, MathInstruction, MathOperation, OpcodeClass,
