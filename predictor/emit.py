@@ -185,7 +185,9 @@ def _operation_gemm(cfg: KernelConfig):  # type: ignore[no-untyped-def]
 
 #: The C ABI headers (``csrc/``) the kernels of each runtime kind (:func:`runtime_kind`: the CUTLASS
 #: API, or ``"gemm3"`` for the CUTLASS 3.x GEMM families) need, in include order; a kernel's
-#: translation unit includes the last one (which includes the others).
+#: translation unit includes the last one (which includes the others).  Each runner takes its element
+#: types from the emitted kernel, so one header serves every family of its kind (``pk_runtime_gemm90.h``:
+#: ``f16gemm90`` and ``i8gemm90``).
 RUNTIME_HEADERS: dict[int | str, tuple[str, ...]] = {
     2: ("pk_runtime.h",),
     3: ("pk_runtime.h", "pk_runtime_sm90.h"),

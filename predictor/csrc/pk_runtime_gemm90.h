@@ -15,12 +15,6 @@
 // alpha/beta).  Any other filter, stride, padding or dilation, P != H or Q != W, and serial split-k
 // are PK_CANNOT_IMPLEMENT.
 //
-// Generic over the kernel's element types (taken from the emitted kernel, nothing here names one):
-// f16gemm90 (fp16 in and out, fp32 accumulate) and i8gemm90 (int8 in and out, int32 accumulate,
-// float epilogue rounded to nearest and saturated to int8) share it.  Both operands are K-major
-// ("TN"), the only majorness int8 wgmma has; TMA needs 16-byte aligned rows (C and K multiples of
-// 8 fp16 / 16 int8 elements), which can_implement checks.
-//
 // Workspace: the stream-K scheduler counts its tile locks up during a launch, so every launch of a
 // kernel that needs a workspace starts by zeroing it (cudaMemsetAsync on the launch's stream, inside
 // the timed region: what re-running such a GEMM costs).  The persistent kernels are sized for the
