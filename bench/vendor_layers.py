@@ -11,6 +11,15 @@ the collector's kernel libraries).
 Writes ``<out>.csv`` (one row per layer: ``cudnn_us``, ``<variant>_us``, ``<variant>_err``) and
 ``<out>.md`` (geomean cuDNN time / ours per variant, all layers and > 8 GFLOP apart; command, GPU,
 date).  Outputs are compared with cuDNN's (relative L2; fp16 tolerance 2e-2).
+
+``--vendor cublaslt_int8``: the int8 1x1 layers instead (1x1 / stride 1 / pad 0 / dilation 1, C and K
+multiples of 16: what ``i8gemm90`` runs) against cuBLASLt int8 (``torch._int_mm`` on the same GEMM,
+graph-timed: ``predictor.gpu_eval.cublaslt_int8_us``), with ``--picks`` only (the sweeps' fastest
+configs, e.g. ``--picks h200-i8gemm90.parquet``; no dispatcher: ``torch_conv`` is fp16).  Our
+kernels' outputs are checked against the float64 reference (``<variant>_verified``); cuBLASLt's
+``_int_mm`` writes int32 (no epilogue, 4x the output bytes of our int8 output) and is not checked.
+
+    python bench/vendor_layers.py --vendor cublaslt_int8 --picks h200-i8gemm90.parquet --out OUT/i8gemm
 """
 from __future__ import annotations
 
@@ -36,17 +45,25 @@ from predictor.schema import SHAPE_COLUMNS  # noqa: E402
 _LOG = logging.getLogger("bench.vendor_layers")
 TOLERANCE = 2e-2
 BIG_GFLOP = 8.0
+#: Vendor baselines: the time column, the channel multiple of the layers and whether only 1x1 /
+#: stride-1 / pad-0 / dilation-1 layers are timed.
+VENDORS = {"cudnn": ("cudnn_us", 8, False), "cublaslt_int8": ("cublaslt_int8_us", 16, True)}
+TITLES = {"cudnn": "our kernels vs cuDNN (fp16 NHWC)",
+          "cublaslt_int8": "our int8 kernels vs cuBLASLt int8 (1x1 layers as GEMMs)"}
 
 
-def catalog_layers(batches: list[int] | None) -> pd.DataFrame:
-    """Distinct problems of the network catalog (``predictor/data/networks``) with their networks."""
+def catalog_layers(batches: list[int] | None, multiple: int = 8, pointwise: bool = False) -> pd.DataFrame:
+    """Distinct problems of the network catalog (``predictor/data/networks``) with their networks: C and
+    K multiples of ``multiple``; with ``pointwise`` only the 1x1 / stride-1 / pad-0 / dilation-1 ones."""
     frames = []
     for f in sorted((ROOT / "predictor" / "data" / "networks").glob("*.csv")):
         d = pd.read_csv(f, comment="#")
         d["network"] = f.stem
         frames.append(d)
     d = pd.concat(frames, ignore_index=True)
-    d = d[(d["C"] % 8 == 0) & (d["K"] % 8 == 0)]
+    d = d[(d["C"] % multiple == 0) & (d["K"] % multiple == 0)]
+    if pointwise:
+        d = d[(d["R"] == 1) & (d["S"] == 1) & (d["stride"] == 1) & (d["pad"] == 0) & (d["dilation"] == 1)]
     if batches:
         d = d[d["N"].isin(batches)]
     d["shape_key"] = [ConvProblem(*(int(r[c]) for c in SHAPE_COLUMNS)).key for r in d.to_dict("records")]
@@ -60,14 +77,28 @@ def _err(out: Any, ref: Any) -> float:
     return float((out.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30))
 
 
-def measure(p: ConvProblem, families: list[str], picks: dict[str, dict[str, str]], backend: Any) -> dict[str, Any]:
+def measure(p: ConvProblem, families: list[str], picks: dict[str, dict[str, str]], backend: Any,
+            vendor: str = "cudnn") -> dict[str, Any]:
+    rec: dict[str, Any] = {"gflop": p.flops / 1e9}
+    if vendor == "cudnn":
+        rec.update(_measure_cudnn(p, families))
+    else:
+        from predictor.gpu_eval import cublaslt_int8_us
+
+        rec["cublaslt_int8_us"] = cublaslt_int8_us(p)
+    if backend is not None:
+        rec.update(_measure_picks(p, picks, backend))
+    return rec
+
+
+def _measure_cudnn(p: ConvProblem, families: list[str]) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
 
     x = torch.randn(p.N, p.C, p.H, p.W, device="cuda", dtype=torch.float16).contiguous(memory_format=torch.channels_last)
     w = (torch.randn(p.K, p.C, p.R, p.S, device="cuda", dtype=torch.float16) / math.sqrt(p.C * p.R * p.S)
          ).contiguous(memory_format=torch.channels_last)
-    rec: dict[str, Any] = {"gflop": p.flops / 1e9}
+    rec: dict[str, Any] = {}
     fn = lambda: F.conv2d(x, w, stride=p.stride, padding=p.pad, dilation=p.dilation)  # noqa: E731
     ref = fn()
     rec["cudnn_us"] = graph_time_us(fn)
@@ -79,21 +110,27 @@ def measure(p: ConvProblem, families: list[str], picks: dict[str, dict[str, str]
         except RuntimeError as exc:
             _LOG.warning("%s %s: %s", p.key, fam, exc)
             rec[f"{fam}_us"], rec[f"{fam}_err"] = math.nan, math.nan
-    if backend is not None:
-        from predictor.config import KernelConfig
-        from predictor.gpu_eval import graph_config_us
+    return rec
 
-        tensors: dict[str, Any] = {}  # one set per tensor kind (families with the same tensors share it)
-        for variant, chosen in picks.items():
-            if p.key not in chosen:
-                continue
-            cfg = KernelConfig.from_name(chosen[p.key])
-            kind = cfg.family.spec.tensor_kind
-            if kind not in tensors:
-                tensors[kind] = backend.tensors(p, cfg.family)
-            rec[variant] = cfg.name
-            rec[f"{variant}_us"], rec[f"{variant}_verified"] = graph_config_us(backend, cfg, p, tensors[kind])
-        del tensors
+
+def _measure_picks(p: ConvProblem, picks: dict[str, dict[str, str]], backend: Any) -> dict[str, Any]:
+    """Each variant's config for ``p`` through the collector's kernel library, output checked once against
+    the float64 reference, graph-timed."""
+    from predictor.config import KernelConfig
+    from predictor.gpu_eval import graph_config_us
+
+    rec: dict[str, Any] = {}
+    tensors: dict[str, Any] = {}  # one set per tensor kind (families with the same tensors share it)
+    for variant, chosen in picks.items():
+        if p.key not in chosen:
+            continue
+        cfg = KernelConfig.from_name(chosen[p.key])
+        kind = cfg.family.spec.tensor_kind
+        if kind not in tensors:
+            tensors[kind] = backend.tensors(p, cfg.family)
+        rec[variant] = cfg.name
+        rec[f"{variant}_us"], rec[f"{variant}_verified"] = graph_config_us(backend, cfg, p, tensors[kind])
+    del tensors
     return rec
 
 
@@ -120,19 +157,25 @@ def read_picks(paths: list[str], kind: str | None) -> dict[str, dict[str, str]]:
     return out
 
 
-def summary(d: pd.DataFrame, variants: list[str]) -> list[str]:
-    lines = ["| variant | layers | cuDNN / ours (geomean) | ours faster on | > 8 GFLOP: layers | cuDNN / ours |",
-             "|---|---|---|---|---|---|"]
+def summary(d: pd.DataFrame, variants: list[str], vendor: str = "cudnn") -> list[str]:
+    name = {"cudnn": "cuDNN", "cublaslt_int8": "cuBLASLt"}[vendor]
+    lines = [f"| variant | layers | {name} / ours (geomean) | ours faster on | > 8 GFLOP: layers | {name} / ours |"
+             + (" verified |" if vendor != "cudnn" else ""),
+             "|---|---|---|---|---|---|" + ("---|" if vendor != "cudnn" else "")]
     for v in variants:
         col = f"{v}_us"
         if col not in d:
             continue
-        r = (d["cudnn_us"] / d[col]).replace([np.inf, -np.inf], np.nan)
+        r = (d[VENDORS[vendor][0]] / d[col]).replace([np.inf, -np.inf], np.nan)
         ok = r.notna()
         big = ok & (d["gflop"] > BIG_GFLOP)
         gm = lambda s: float(np.exp(np.log(s).mean())) if len(s) else math.nan  # noqa: E731
-        lines.append(f"| {v} | {int(ok.sum())} | {gm(r[ok]):.3f} | {100 * float((r[ok] > 1).mean()):.0f}% | "
-                     f"{int(big.sum())} | {gm(r[big]):.3f} |")
+        row = (f"| {v} | {int(ok.sum())} | {gm(r[ok]):.3f} | {100 * float((r[ok] > 1).mean()):.0f}% | "
+               f"{int(big.sum())} | {gm(r[big]):.3f} |")
+        if vendor != "cudnn":
+            ver = d[f"{v}_verified"] if f"{v}_verified" in d else pd.Series(dtype=object)
+            row += f" {int(ver.fillna(False).astype(bool).sum())}/{int(d[col].notna().sum())} |"
+        lines.append(row)
     return lines
 
 
@@ -148,20 +191,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batches", default=None, help="only these batch sizes, e.g. 1,8,32")
     p.add_argument("--shard", default="0/1", help="i/n: every n-th layer from the i-th")
     p.add_argument("--limit", type=int, default=0, help="at most this many layers (0: all)")
+    p.add_argument("--vendor", choices=sorted(VENDORS), default="cudnn",
+                   help="baseline: cudnn (fp16 layers; dispatchers and picks) or cublaslt_int8 (int8 1x1 layers, "
+                        "C and K multiples of 16; picks only)")
     p.add_argument("--out", required=True, help="writes <out>.csv and <out>.md")
     args = p.parse_args(argv)
+    vendor_col, multiple, pointwise = VENDORS[args.vendor]
+    if args.vendor != "cudnn" and (args.family or args.library or not args.picks):
+        p.error("--vendor cublaslt_int8 times --picks (int8 sweeps) only: no --library / --family (fp16 dispatchers)")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     import torch
 
     torch.backends.cudnn.benchmark = True
     for lib in args.library:
         torch_conv.load(lib)
-    layers = catalog_layers([int(b) for b in args.batches.split(",")] if args.batches else None)
+    layers = catalog_layers([int(b) for b in args.batches.split(",")] if args.batches else None, multiple, pointwise)
+    picks = read_picks(args.picks, args.picks_kind)
+    if args.vendor != "cudnn":  # only the layers some variant has a pick for (those the sweeps measured)
+        layers = layers[layers["shape_key"].isin(set().union(*(set(v) for v in picks.values())))]
     i, n = (int(v) for v in args.shard.split("/"))
     layers = layers.iloc[i::n]
     if args.limit:
         layers = layers.iloc[:args.limit]
-    picks = read_picks(args.picks, args.picks_kind)
     backend = None
     if picks:
         from predictor.config import KernelConfig
@@ -177,10 +228,10 @@ def main(argv: list[str] | None = None) -> int:
     recs = []
     for k, row in enumerate(layers.to_dict("records")):
         prob = ConvProblem(*(int(row[c]) for c in SHAPE_COLUMNS))
-        rec = {**row, **measure(prob, args.family, picks, backend)}
+        rec = {**row, **measure(prob, args.family, picks, backend, args.vendor)}
         recs.append(rec)
         if k % 50 == 0:
-            _LOG.info("%d/%d %s cudnn %.1f us", k, len(layers), prob.key, rec["cudnn_us"])
+            _LOG.info("%d/%d %s %s %.1f us", k, len(layers), prob.key, args.vendor, rec[vendor_col] or math.nan)
         torch.cuda.empty_cache()
     d = pd.DataFrame(recs)
     out = Path(args.out)
@@ -192,16 +243,23 @@ def main(argv: list[str] | None = None) -> int:
         d["best_any_us"] = d[best].min(axis=1)
         variants.append("best_any")
     command = "python bench/vendor_layers.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    text = "\n".join(["# Layer by layer: our kernels vs cuDNN (fp16 NHWC)", "", f"- command: `{command}`",
+    what = ("fp16 catalog problems (C, K multiples of 8)" if args.vendor == "cudnn" else
+            "int8 1x1 / stride-1 / pad-0 catalog problems (C, K multiples of 16) that the picks cover; cuBLASLt: "
+            "torch._int_mm, int8 x int8 -> int32 without an epilogue (ours: int8 output, float epilogue)")
+    text = "\n".join([f"# Layer by layer: {TITLES[args.vendor]}", "", f"- command: `{command}`",
                       f"- GPU: {torch.cuda.get_device_name()}", f"- date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
-                      f"- layers: {len(d)} distinct fp16 catalog problems (C, K multiples of 8)",
+                      f"- layers: {len(d)} distinct {what}",
                       "- all CUDA-graph replays in one run; > 1 means our kernel is faster", "",
-                      *summary(d, variants)]) + "\n"
+                      *summary(d, variants, args.vendor)]) + "\n"
     out.with_suffix(".md").write_text(text)
     print(text)
     bad = [f for f in args.family if (d[f"{f}_err"] > TOLERANCE).any()]
     if bad:
         _LOG.error("outputs outside tolerance for %s", bad)
+    unverified = [v for v in picks if f"{v}_verified" in d and not d[f"{v}_verified"].dropna().astype(bool).all()]
+    if args.vendor != "cudnn" and unverified:
+        _LOG.error("picked configs with wrong outputs: %s", unverified)
+        bad += unverified
     return 1 if bad else 0
 
 

@@ -36,7 +36,7 @@ enum class Swizzle : int { kIdentity1 = 1, kIdentity2 = 2, kIdentity4 = 4, kIden
 enum class KernelSchedule : int { kNotApplicable, kScheduleAuto, kImplicitTmaWarpSpecializedSm90, kTmaWarpSpecialized, kTmaWarpSpecializedPingpong, kTmaWarpSpecializedCooperative };
 enum class EpilogueSchedule : int { kNotApplicable, kScheduleAuto, kNoSmemWarpSpecialized, kTmaWarpSpecialized, kTmaWarpSpecializedCooperative };
 enum class TileScheduler : int { kNotApplicable, kDefault, kPersistent, kStreamK };
-enum class Family : int { kINT8_NC32HW32, kFP16_NHWC, kF16_NHWC_SM90, kI8_NHWC_SM90, kF16_GEMM_SM90 };
+enum class Family : int { kINT8_NC32HW32, kFP16_NHWC, kF16_NHWC_SM90, kI8_NHWC_SM90, kF16_GEMM_SM90, kI8_GEMM_SM90 };
 
 /// One CUTLASS implicit-GEMM conv2d fprop kernel variant.  CUTLASS 2.x (kernel_schedule ==
 /// KernelSchedule::kNotApplicable): cutlass::gemm::GemmShape<m, n, k> for the tiles,

@@ -53,6 +53,7 @@ class Family(enum.Enum):
     F16_NHWC_SM90 = "f16nhwc90"
     I8_NHWC_SM90 = "i8nhwc90"
     F16_GEMM_SM90 = "f16gemm90"
+    I8_GEMM_SM90 = "i8gemm90"
 
     @property
     def spec(self) -> "FamilySpec":
@@ -239,6 +240,25 @@ FAMILY_SPECS: dict[Family, FamilySpec] = {
         description="1x1 / stride 1 / pad 0 / dilation 1 fp16 NHWC convolutions as CUTLASS 3.x SM90 "
         "GEMMs (TMA + wgmma; warp-specialized, persistent ping-pong and cooperative schedules, "
         "stream-K), fp32 accumulate, sm_90a only",
+        cutlass_api=3, arch_min="sm_90a", operation="gemm",
+    ),
+    Family.I8_GEMM_SM90: FamilySpec(
+        family=Family.I8_GEMM_SM90,
+        # i8nhwc90's tensors and epilogue exactly (a choice i8nhwc90+i8gemm90 needs equal ``tensors``):
+        # int8 NHWC activations, KRSC filter, int8 NPQK output, int32 accumulate, float
+        # LinearCombination<int8_t, float> rounded to nearest with saturation
+        element_a="s8", element_b="s8", element_c="s8",
+        element_accumulator="s32", element_epilogue="f32",
+        # as the GEMM's row-major A (NHWC), column-major B (KRSC = K x C), row-major C/D (NPQK): "TN",
+        # the only operand majorness int8 wgmma has (both K-major)
+        layout_a="TensorNHWC", layout_b="TensorNHWC", layout_c="TensorNHWC",
+        math_operation="multiply_add",
+        instruction_shape=(64, 8, 32), bytes_a=1, bytes_b=1,  # wgmma.m64nNk32.s32.s8.s8
+        epilogue=EpilogueFunctor.LinearCombination,
+        channel_multiple=16,  # TMA: 16-byte aligned rows of C (activation/filter) and K (output)
+        description="1x1 / stride 1 / pad 0 / dilation 1 int8 NHWC convolutions as CUTLASS 3.x SM90 "
+        "GEMMs (TMA + wgmma; warp-specialized, persistent ping-pong and cooperative schedules, "
+        "stream-K), int32 accumulate, float epilogue (saturating), sm_90a only",
         cutlass_api=3, arch_min="sm_90a", operation="gemm",
     ),
 }

@@ -201,9 +201,9 @@ def check_output(out: Any, ref: Any, family: Family) -> "Verdict":
 #: * ``"int8_nc32"``: int8 NCxHWx<32> activations/output, filter CxRSKx<32> reordered with
 #:   ``cutlass::reorder_convK<32>``, float clamp epilogue (``check_int8``);
 #: * ``"fp16_nhwc"``: fp16 NHWC activations, KRSC filter, NPQK fp16 output (``check_fp16``) -- both
-#:   the CUTLASS 2.x ``f16nhwc`` and the SM90 ``f16nhwc90`` families;
+#:   the CUTLASS 2.x ``f16nhwc`` and the SM90 ``f16nhwc90`` families, and the GEMM family ``f16gemm90``;
 #: * ``"int8_nhwc"``: int8 NHWC activations, KRSC filter, NPQK int8 output, float epilogue rounded
-#:   to nearest and saturated (``check_int8``; the SM90 ``i8nhwc90`` family).
+#:   to nearest and saturated (``check_int8``; the SM90 ``i8nhwc90`` family and its GEMM twin ``i8gemm90``).
 TENSOR_KINDS = ("int8_nc32", "fp16_nhwc", "int8_nhwc")
 
 

@@ -156,9 +156,11 @@ def _operation_3x(cfg: KernelConfig):  # type: ignore[no-untyped-def]
 
 def _operation_gemm(cfg: KernelConfig):  # type: ignore[no-untyped-def]
     """The ``cutlass_library`` ``GemmOperation`` (``GemmKind.Universal3x``) for a config of a GEMM
-    family -- built as ``GenerateSM90_TensorOp_16b_WGMMA_gemm`` / ``CreateGemmUniversal3xOperator``
-    build theirs -- as the "TN" GEMM of the 1x1 conv: A row-major (NHWC), B column-major (KRSC),
-    C/D row-major (NPQK)."""
+    family -- built as ``GenerateSM90_TensorOp_16b_WGMMA_gemm`` / ``..._int8_WGMMA_gemm`` /
+    ``CreateGemmUniversal3xOperator`` build theirs -- as the "TN" GEMM of the 1x1 conv: A row-major
+    (NHWC), B column-major (KRSC), C/D row-major (NPQK); element, accumulator and epilogue compute
+    types from the family's spec (int8: ``LinearCombination<int8_t, float>``, round to nearest,
+    saturating)."""
     from cutlass_library.gemm_operation import GemmOperation
     from cutlass_library.library import (
         DataType, EpilogueFunctor, GemmKind, LayoutType, MathInstruction, MathOperation, OpcodeClass,
@@ -183,7 +185,9 @@ def _operation_gemm(cfg: KernelConfig):  # type: ignore[no-untyped-def]
 
 #: The C ABI headers (``csrc/``) the kernels of each runtime kind (:func:`runtime_kind`: the CUTLASS
 #: API, or ``"gemm3"`` for the CUTLASS 3.x GEMM families) need, in include order; a kernel's
-#: translation unit includes the last one (which includes the others).
+#: translation unit includes the last one (which includes the others).  Each runner takes its element
+#: types from the emitted kernel, so one header serves every family of its kind (``pk_runtime_gemm90.h``:
+#: ``f16gemm90`` and ``i8gemm90``).
 RUNTIME_HEADERS: dict[int | str, tuple[str, ...]] = {
     2: ("pk_runtime.h",),
     3: ("pk_runtime.h", "pk_runtime_sm90.h"),

@@ -178,7 +178,8 @@ def cli_model_key(text: str) -> str:
 CLI_HELP = (f"a family ({', '.join(f.value for f in Family)}) or a choice of families with identical tensors "
             f"joined by {SEPARATOR!r} ({', '.join(c.value for c in choices())}): one model over the members' "
             "configs, trained on the problems measured in every member that runs them (a member that runs only "
-            "some convolutions, f16gemm90, is routed by the pointwise feature)")
+            f"some convolutions, {' or '.join(f.value for f in Family if FAMILY_SPECS[f].operation != 'conv')}, is "
+            "routed by the pointwise feature)")
 
 __all__ = ["ModelKey", "Choice", "Key", "SEPARATOR", "model_key", "choices", "all_keys", "sort_key", "cli_model_key",
            "CLI_HELP"]

@@ -75,12 +75,16 @@ _Shallow = tuple[tuple[KernelSchedule, tuple[int, int], int], ...]
 class GemmGrid:
     """The sweep grid of a CUTLASS 3.x SM90 GEMM family (:func:`gemm_grid`).  The (kernel schedule,
     epilogue schedule, tile scheduler) combinations are those ``cutlass_library``'s generator emits
-    for fp16 "TN" GEMMs with fp16 output (:func:`generator_gemm_combos`): warp-specialized with the
+    for "TN" GEMMs of the family's types (:func:`generator_gemm_combos`; fp16 -> fp16 for
+    ``f16gemm90``, int8 -> int8 with the float epilogue for ``i8gemm90``): warp-specialized with the
     register epilogue, ping-pong with the TMA epilogue, cooperative with its TMA epilogue, default
-    (persistent) or stream-K.  Automatic stages unless listed in ``shallow``."""
+    (persistent) or stream-K.  Automatic stages unless listed in ``shallow``.  The defaults are
+    ``f16gemm90``'s grid; ``i8gemm90`` changes only the generator and the tile K (:data:`GRIDS`)."""
 
     generator: str = "GenerateSM90_TensorOp_16b_WGMMA_gemm"
     tiles: tuple[tuple[int, int], ...] = ((64, 128), (128, 128), (128, 256), (256, 128), (128, 64), (64, 256))
+    #: 4 wgmma K steps: 64 for fp16 (k16), 128 for int8 (k32); the shared memory of a stage (tile K x
+    #: (M + N) x bytes) is then the same for both.
     tile_k: int = 64
     clusters: tuple[tuple[int, int, int], ...] = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
     #: Tiles whose accumulators one consumer warp group holds without spilling (warp-specialized and
@@ -128,6 +132,17 @@ GRIDS: dict[Family, Sm80Grid | Sm90Grid | GemmGrid] = {
     Family.F16_NHWC_SM90: Sm90Grid(),
     Family.I8_NHWC_SM90: Sm90Grid(),
     Family.F16_GEMM_SM90: GemmGrid(),
+    # f16gemm90's tiles, clusters, schedules and shallow pipelines with tile K 128 (4 wgmma k32 steps;
+    # the same bytes per stage as fp16's K 64).  Its generator (GenerateSM90_TensorOp_int8_WGMMA_gemm,
+    # CUTLASS 4.2, default level) lists only 64x128, 64x256, 128x128 and 128x256 with clusters 2x1 / 1x2
+    # (and tile K 128 only); 128x64, 256x128 and cluster 1x1 are taken from the fp16 grid (the same
+    # builders: nothing in them depends on the element type there).  Left out: tile K 64 (2 k32
+    # steps: half the bytes per TMA load and twice the barrier waits of K 128), ping-pong and
+    # warp-specialized on tiles above 128x128 (a single warp group would hold 256 int32 accumulators a
+    # thread: spills, as for fp16), cooperative below tile M 128 (the builder splits M over 2 warp
+    # groups of 64), stream-K off the cooperative schedule (CUTLASS: cooperative only), u8 and the
+    # int32-output kernels the generator also lists (not this family's tensors).
+    Family.I8_GEMM_SM90: GemmGrid(generator="GenerateSM90_TensorOp_int8_WGMMA_gemm", tile_k=128),
 }
 
 
@@ -244,8 +259,8 @@ GemmCombo = tuple[tuple[int, int, int], tuple[int, int, int], KernelSchedule, Ep
 @functools.lru_cache(maxsize=4)
 def generator_gemm_combos(family: Family) -> tuple[GemmCombo, ...]:
     """Every (tile, cluster, schedules, tile scheduler) the family's ``cutlass_library`` SM90 GEMM
-    generator emits for its types as a "TN" GEMM (A row-major, B column-major, fp32 accumulator, C
-    and D of the family's output type, 16-byte alignment), schedules the package knows, in the
+    generator emits for its types as a "TN" GEMM (A row-major, B column-major, the family's
+    accumulator, C and D of its output type, 16-byte alignment), schedules the package knows, in the
     generator's order, deduplicated (the generator's automatic-stage kernels).  The generator lists
     column-major C/D only (the CUTLASS library runs a row-major output as the transposed problem);
     the family's kernels write the row-major NPQK output directly, with the same combinations."""
@@ -262,7 +277,7 @@ def generator_gemm_combos(family: Family) -> tuple[GemmCombo, ...]:
         if (op.A.layout, op.B.layout) != (LayoutType.RowMajor, LayoutType.ColumnMajor):
             continue
         names = (op.kernel_schedule.name, op.epilogue_schedule.name, op.tile_scheduler.name)
-        if op.A.alignment * 2 != 16 or any(n not in k for n, k in zip(names, known)):
+        if op.A.alignment * spec.bytes_a != 16 or any(n not in k for n, k in zip(names, known)):
             continue
         t = op.tile_description
         out[(tuple(int(v) for v in t.tile_shape), tuple(int(v) for v in t.cluster_shape),  # type: ignore[index]

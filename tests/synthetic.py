@@ -48,10 +48,15 @@ _TILES_3X = {
         ((128, 64, 64), (1, 1, 1), 0), ((256, 128, 64), (2, 1, 1), 0), ((64, 64, 64), (1, 1, 1), 4),
         ((128, 128, 64), (2, 1, 1), 0), ((128, 128, 64), (1, 2, 1), 3),
     ],
+    Family.I8_NHWC_SM90: [
+        ((128, 128, 128), (1, 1, 1), 0), ((128, 256, 128), (1, 1, 1), 0), ((64, 128, 128), (1, 1, 1), 0),
+        ((128, 64, 128), (1, 1, 1), 0), ((256, 128, 128), (2, 1, 1), 0), ((64, 64, 128), (1, 1, 1), 4),
+    ],
 }
 
-#: The GEMM family (1x1 / stride 1 / pad 0 / dilation 1 problems only): (tile, cluster, stages,
-#: kernel schedule, epilogue schedule, tile scheduler); None = the family's default.
+#: The GEMM families (1x1 / stride 1 / pad 0 / dilation 1 problems only): (tile, cluster, stages,
+#: kernel schedule, epilogue schedule, tile scheduler); None = the family's default.  Tile K is
+#: fp16's: a family's own is 4 wgmma K steps (int8: 128, :func:`family_configs`).
 _GEMM_TILES = [
     ((128, 128, 64), (1, 1, 1), 0, None, None, None), ((128, 256, 64), (1, 1, 1), 0, None, None, None),
     ((256, 128, 64), (2, 1, 1), 0, None, None, None),
@@ -68,7 +73,8 @@ def family_configs(family: Family, n_configs: int | None = None) -> list[KernelC
     spec = family.spec
     if spec.cutlass_api == 3:
         if family.spec.operation == "gemm":
-            cfgs3 = [KernelConfig.sm90(family, tb, cluster, stages, ks, es, ts)
+            tile_k = 4 * spec.instruction_shape[2]
+            cfgs3 = [KernelConfig.sm90(family, (tb[0], tb[1], tile_k), cluster, stages, ks, es, ts)
                      for tb, cluster, stages, ks, es, ts in _GEMM_TILES]
             return cfgs3 if n_configs is None else cfgs3[:n_configs]
         cfgs3 = [KernelConfig.sm90(family, tb, cluster, stages) for tb, cluster, stages in _TILES_3X[family]]

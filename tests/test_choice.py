@@ -31,9 +31,9 @@ def test_choice_key() -> None:
     assert model_key("f16nhwc90+f16nhwc") == c == Choice((F90, F16))  # members in Family order
     assert len({c, Choice((F16, F90))}) == 1
     assert "2.x/3.x" in c.description
-    # the fp16 NHWC families; the GEMM family (1x1 only) joins a choice with a conv family
+    # the fp16 NHWC families; a GEMM family (1x1 only) joins a choice with a conv family of its tensors
     assert [x.value for x in choices()] == [CHOICE, "f16nhwc+f16gemm90", "f16nhwc90+f16gemm90",
-                                            "f16nhwc+f16nhwc90+f16gemm90"]
+                                            "i8nhwc90+i8gemm90", "f16nhwc+f16nhwc90+f16gemm90"]
     assert all_keys() == [*Family, *choices()] and all_keys()[len(Family)] == c
     assert sorted([c, F90, Family.INT8_NC32HW32], key=sort_key) == [Family.INT8_NC32HW32, F90, c]
     assert cli_model_key("f16nhwc90+f16nhwc") == CHOICE

@@ -62,6 +62,35 @@ def test_a_choice_may_hold_a_partial_family() -> None:
     assert "\n" not in str(exc.value)
 
 
+def test_the_int8_routed_choice(tmp_path: Path) -> None:
+    """``i8nhwc90+i8gemm90``: the int8 SM90 conv family with its GEMM twin, keyed and trained like the
+    fp16 one (SYNTHETIC sweep): the GEMM configs only under the pointwise side of the root split."""
+    from synthetic import make_sweep
+
+    from predictor.schema import write_sweep
+    from predictor.train import main
+
+    i90, i8gemm = Family.I8_NHWC_SM90, Family.I8_GEMM_SM90
+    c = model_key("i8gemm90+i8nhwc90")
+    assert c.value == "i8nhwc90+i8gemm90" and c.identifier == "i8nhwc90_i8gemm90"
+    assert c.families == (i90, i8gemm) and c.partial == (i8gemm,) and c.conv_members == (i90,)
+    assert (c.channel_multiple, c.tensor_kind) == (16, "int8_nhwc")
+    with pytest.raises(ValueError, match="different tensors"):
+        model_key("f16nhwc90+i8gemm90")
+    df = make_sweep(n_shapes=120, families=(i90.value, i8gemm.value))
+    sweep = tmp_path / "s.parquet"
+    write_sweep(df, sweep, {"synthetic": True})
+    assert main([str(sweep), "--family", c.value, "--models-dir", str(tmp_path / "m"), "--export-dir",
+                 str(tmp_path / "e"), "--max-portfolio", "6", "--quiet"]) == 0
+    ir = TreeIR.load(tmp_path / "m" / f"synthetic-{c.value}.tree.json")
+    root = ir.nodes[0]
+    assert isinstance(root, Split) and (root.feature, root.threshold) == (PW, 0)
+    assert {KernelConfig.from_name(n).family for n in ir.classes} == {i90, i8gemm}
+    assert all(KernelConfig.from_name(ir.nodes[i].label).family is i90
+               for i in range(1, root.right) if isinstance(ir.nodes[i], Leaf))
+    assert ir.meta["routed"]["partial_families"] == ["i8gemm90"]
+
+
 def test_compose_puts_a_root_split_over_two_trees() -> None:
     names = ("a", "b")
     left = TreeIR(names, ("x", "y"), (Split(0, 3, 1, 2), Leaf("x"), Leaf("y"))).validate()

@@ -1,0 +1,55 @@
+"""bench/vendor_layers.py on the CPU: the layers each vendor baseline is compared on (the int8 1x1
+layers for cuBLASLt are exactly the catalog layers of i8gemm90's default problem set), the report
+table, and the refusal of fp16 dispatchers with the int8 baseline."""
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from predictor.config import Family
+from predictor.shapes import default_shapes
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def vl():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("vendor_layers", ROOT / "bench" / "vendor_layers.py")
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules["vendor_layers"] = mod
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def test_int8_layers_are_the_gemm_familys_catalog_layers(vl) -> None:  # type: ignore[no-untyped-def]
+    d = vl.catalog_layers(None, 16, pointwise=True)
+    assert len(d) == d["shape_key"].nunique() > 900
+    assert ((d["R"] == 1) & (d["S"] == 1) & (d["stride"] == 1) & (d["pad"] == 0) & (d["dilation"] == 1)).all()
+    assert ((d["C"] % 16 == 0) & (d["K"] % 16 == 0)).all()
+    net = {s.problem.key for s in default_shapes(Family.I8_GEMM_SM90, 1200) if s.source.startswith("net:")}
+    assert set(d["shape_key"]) == net
+    fp16 = vl.catalog_layers(None)  # the cuDNN comparison's layers: every fp16 catalog layer
+    assert len(fp16) > len(d) and set(d["shape_key"]) <= set(fp16["shape_key"])
+
+
+def test_summary_names_the_vendor_and_counts_verified_picks(vl) -> None:  # type: ignore[no-untyped-def]
+    d = pd.DataFrame({"gflop": [1.0, 10.0, 3.0], "cublaslt_int8_us": [10.0, 50.0, math.nan],
+                      "best_i8gemm90_us": [8.0, 60.0, 5.0], "best_i8gemm90_verified": [True, True, False]})
+    head, _, row = vl.summary(d, ["best_i8gemm90"], "cublaslt_int8")
+    assert "cuBLASLt / ours" in head and head.endswith("verified |")
+    assert row.startswith("| best_i8gemm90 | 2 | ") and row.endswith(" 2/3 |")
+    cudnn = vl.summary(d.rename(columns={"cublaslt_int8_us": "cudnn_us"}), ["best_i8gemm90"])
+    assert "cuDNN / ours" in cudnn[0] and "verified" not in cudnn[0]
+
+
+@pytest.mark.parametrize("extra", [[], ["--family", "f16nhwc90", "--picks", "x.parquet"],
+                                   ["--library", "x.so", "--picks", "x.parquet"]])
+def test_int8_baseline_takes_picks_only(vl, extra: list[str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as exc:
+        vl.main(["--vendor", "cublaslt_int8", "--out", str(tmp_path / "o"), *extra])
+    assert exc.value.code == 2
