@@ -14,6 +14,12 @@ config name.  Three kinds differ in how the tree is grown and what a leaf answer
   portfolio members (splits that separate problems whose members rank differently); leaves are
   re-picked over the whole grid as for ``repick``.
 
+Every leaf also records its *candidates* for first-call tuning (:func:`node_candidates`, at most
+:data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then the exported configs (the model's
+``classes``, so a dispatcher holds no extra kernel) ranked by the same criterion, least total
+log-regret over the leaf's training problems (``class``: the next classes by weight).  They change
+no prediction.
+
 All kinds export the same way (:meth:`predictor.tree_ir.TreeIR.from_sklearn` with the leaf labels):
 one tree, a leaf -> config index, so the C++ and Python selectors cost the same.
 
