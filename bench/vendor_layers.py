@@ -6,7 +6,7 @@ the collector's kernel libraries).
 
     python bench/vendor_layers.py --library export/.../h200_dispatch_sm_90a.so --family f16nhwc90 \\
         [--picks reports/lono/.../layers.csv --picks-kind repick --picks sweeps/x.parquet --build-dir .dev/build] \\
-        [--shard 0/2] --out bench/vendor_layers/h200
+        [--shard 0/2] [--tune] --out bench/vendor_layers/h200
 
 Writes ``<out>.csv`` (one row per layer: ``cudnn_us``, ``<variant>_us``, ``<variant>_err``) and
 ``<out>.md`` (geomean cuDNN time / ours per variant, all layers and > 8 GFLOP apart; command, GPU,
@@ -78,10 +78,10 @@ def _err(out: Any, ref: Any) -> float:
 
 
 def measure(p: ConvProblem, families: list[str], picks: dict[str, dict[str, str]], backend: Any,
-            vendor: str = "cudnn") -> dict[str, Any]:
+            vendor: str = "cudnn", tune: bool = False) -> dict[str, Any]:
     rec: dict[str, Any] = {"gflop": p.flops / 1e9}
     if vendor == "cudnn":
-        rec.update(_measure_cudnn(p, families))
+        rec.update(_measure_cudnn(p, families, tune))
     else:
         from predictor.gpu_eval import cublaslt_int8_us
 
@@ -91,7 +91,7 @@ def measure(p: ConvProblem, families: list[str], picks: dict[str, dict[str, str]
     return rec
 
 
-def _measure_cudnn(p: ConvProblem, families: list[str]) -> dict[str, Any]:
+def _measure_cudnn(p: ConvProblem, families: list[str], tune: bool = False) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
 
@@ -110,6 +110,23 @@ def _measure_cudnn(p: ConvProblem, families: list[str]) -> dict[str, Any]:
         except RuntimeError as exc:
             _LOG.warning("%s %s: %s", p.key, fam, exc)
             rec[f"{fam}_us"], rec[f"{fam}_err"] = math.nan, math.nan
+        if not tune:
+            continue
+        # first-call tuning: the first (eager) call times the candidates and keeps the fastest; the
+        # graph then replays the kept kernel
+        op = lambda fam=fam: torch.ops.predictor.conv2d(x, w, p.stride, p.pad, p.dilation, fam, 132, True)  # noqa: E731
+        v = f"{fam}_tuned"
+        try:
+            rec[f"{v}_err"] = _err(op(), ref)
+            rec[f"{v}_us"] = graph_time_us(op)
+            disp, shape = torch_conv._DISPATCHERS[fam], (p.N, p.C, p.H, p.W, p.K, p.R, p.S, p.stride, p.pad, p.dilation)
+            rec[f"{v}_pick"] = disp.tuned_pick(fam, shape, 132)
+            rec[f"{fam}_pick"] = disp.select(fam, shape, 132)
+            cands = disp.candidates(fam, shape, 132)
+            rec[f"{v}_candidates"] = len(cands) if isinstance(cands, list) else 0
+        except RuntimeError as exc:
+            _LOG.warning("%s %s tuned: %s", p.key, fam, exc)
+            rec[f"{v}_us"], rec[f"{v}_err"] = math.nan, math.nan
     return rec
 
 
@@ -179,6 +196,26 @@ def summary(d: pd.DataFrame, variants: list[str], vendor: str = "cudnn") -> list
     return lines
 
 
+def tuned_summary(d: pd.DataFrame, families: list[str]) -> list[str]:
+    """Static pick time / tuned time per family (> 1: tuning made it faster), all layers and > 8 GFLOP."""
+    if not families:
+        return []
+    lines = ["", "First-call tuning: static pick time / tuned time (geomean; > 1: tuned faster)", "",
+             "| family | layers | static / tuned | tuned kept another config | > 8 GFLOP: layers | static / tuned |",
+             "|---|---|---|---|---|---|"]
+    gm = lambda s: float(np.exp(np.log(s).mean())) if len(s) else math.nan  # noqa: E731
+    for f in families:
+        if f"{f}_tuned_us" not in d:
+            continue
+        r = (d[f"{f}_us"] / d[f"{f}_tuned_us"]).replace([np.inf, -np.inf], np.nan)
+        ok = r.notna()
+        big = ok & (d["gflop"] > BIG_GFLOP)
+        other = (d[f"{f}_tuned_pick"] != d[f"{f}_pick"])[ok]
+        lines.append(f"| {f} | {int(ok.sum())} | {gm(r[ok]):.3f} | {100 * float(other.mean()):.0f}% | "
+                     f"{int(big.sum())} | {gm(r[big]):.3f} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--library", action="append", default=[], help="built dispatcher (.so; repeatable)")
@@ -194,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--vendor", choices=sorted(VENDORS), default="cudnn",
                    help="baseline: cudnn (fp16 layers; dispatchers and picks) or cublaslt_int8 (int8 1x1 layers, "
                         "C and K multiples of 16; picks only)")
+    p.add_argument("--tune", action="store_true",
+                   help="also time each family's first-call tuned mode (variant <family>_tuned: the fastest of "
+                        "the model's candidates, timed on the first call, then graph-replayed)")
     p.add_argument("--out", required=True, help="writes <out>.csv and <out>.md")
     args = p.parse_args(argv)
     vendor_col, multiple, pointwise = VENDORS[args.vendor]
@@ -228,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     recs = []
     for k, row in enumerate(layers.to_dict("records")):
         prob = ConvProblem(*(int(row[c]) for c in SHAPE_COLUMNS))
-        rec = {**row, **measure(prob, args.family, picks, backend, args.vendor)}
+        rec = {**row, **measure(prob, args.family, picks, backend, args.vendor, args.tune)}
         recs.append(rec)
         if k % 50 == 0:
             _LOG.info("%d/%d %s %s %.1f us", k, len(layers), prob.key, args.vendor, rec[vendor_col] or math.nan)
@@ -237,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     d.to_csv(out.with_suffix(".csv"), index=False)
-    variants = list(args.family) + sorted(picks)
+    variants = [v for f in args.family for v in ([f, f"{f}_tuned"] if args.tune else [f])] + sorted(picks)
     best = [f"{v}_us" for v in sorted(picks) if v.startswith("best_")]
     if len(best) > 1:  # the faster of the families' fastest configs, per layer
         d["best_any_us"] = d[best].min(axis=1)
@@ -250,10 +290,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"- GPU: {torch.cuda.get_device_name()}", f"- date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
                       f"- layers: {len(d)} distinct {what}",
                       "- all CUDA-graph replays in one run; > 1 means our kernel is faster", "",
-                      *summary(d, variants, args.vendor)]) + "\n"
+                      *summary(d, variants, args.vendor), *tuned_summary(d, args.family if args.tune else [])]) + "\n"
     out.with_suffix(".md").write_text(text)
     print(text)
-    bad = [f for f in args.family if (d[f"{f}_err"] > TOLERANCE).any()]
+    bad = [v for v in variants if f"{v}_err" in d and (d[f"{v}_err"] > TOLERANCE).any()]
     if bad:
         _LOG.error("outputs outside tolerance for %s", bad)
     unverified = [v for v in picks if f"{v}_verified" in d and not d[f"{v}_verified"].dropna().astype(bool).all()]

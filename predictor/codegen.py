@@ -192,8 +192,10 @@ def cpp_helpers() -> str:
 
 
 # --------------------------------------------------------------------------- tree printers
-def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapping[str, str]) -> list[str]:
-    """Python statements returning the index into ``ir.classes`` of the prediction.
+def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapping[str, str],
+                candidates: bool = False) -> list[str]:
+    """Python statements returning the index into ``ir.classes`` of the prediction (``candidates``:
+    the tuple of the indices of the leaf's candidates, :attr:`~predictor.tree_ir.Leaf.choices`).
 
     A feature in ``at_hand`` is read from the variable named there; any other is computed as
     ``f_<name> = <exprs[name]>`` (Python source) where a path of the tree first needs it."""
@@ -205,7 +207,10 @@ def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapp
     def walk(i: int, ind: str, have: frozenset[str]) -> None:
         node = ir.nodes[i]
         if isinstance(node, Leaf):
-            lines.append(f"{ind}return {index[node.label]}")
+            if candidates:
+                lines.append(f"{ind}return ({''.join(f'{index[c]}, ' for c in node.choices).rstrip()})")
+            else:
+                lines.append(f"{ind}return {index[node.label]}")
             return
         assert isinstance(node, Split)
         name = ir.feature_names[node.feature]
@@ -223,9 +228,12 @@ def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapp
 
 
 def cpp_tree(ir: TreeIR, indent: str, var: Callable[[str], str] = "f_{}".format,
-             literal: str = "INT64_C({})", exprs: Mapping[str, str] | None = None) -> list[str]:
+             literal: str = "INT64_C({})", exprs: Mapping[str, str] | None = None,
+             candidates: str | None = None) -> list[str]:
     """C++ statements returning the index into ``ir.classes`` of the prediction (each leaf's label
-    in a comment); feature ``name`` is read from the variable ``var(name)``.  With ``exprs`` (C++
+    in a comment); with ``candidates`` (the name of an ``int`` array), each leaf instead stores the
+    indices of its candidates (:attr:`~predictor.tree_ir.Leaf.choices`) there and returns their
+    number.  Feature ``name`` is read from the variable ``var(name)``.  With ``exprs`` (C++
     expressions of some features), such a feature is computed as ``const std::int64_t
     var(name) = exprs[name];`` where a path of the tree first needs it (as :func:`python_tree`):
     a call computes only the features on its own path."""
@@ -238,7 +246,12 @@ def cpp_tree(ir: TreeIR, indent: str, var: Callable[[str], str] = "f_{}".format,
     def walk(i: int, ind: str, have: frozenset[str]) -> None:
         node = ir.nodes[i]
         if isinstance(node, Leaf):
-            lines.append(f"{ind}return {index[node.label]};  // {node.label}")
+            if candidates:
+                c = node.choices
+                stores = " ".join(f"{candidates}[{j}] = {index[n]};" for j, n in enumerate(c))
+                lines.append(f"{ind}{stores} return {len(c)};  // {node.label}")
+            else:
+                lines.append(f"{ind}return {index[node.label]};  // {node.label}")
             return
         assert isinstance(node, Split)
         name = ir.feature_names[node.feature]

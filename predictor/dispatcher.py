@@ -15,7 +15,20 @@
     2 (workspace too small), 3/4 (initialisation/launch error).  When the predicted kernel cannot
     implement the problem, the other portfolio kernels are tried in table order (documented
     fallback); ``*chosen`` receives the index that ran.
-  - ``size_t pkd_workspace_bytes_<family>(shape, sms)``: workspace the call will need.
+  - ``size_t pkd_workspace_bytes_<family>(shape, sms)``: workspace the call will need (the most any
+    portfolio kernel needs, so it covers the tuned mode too).
+  - **First-call tuning** (optional, for static shapes): ``int pkd_conv2d_tuned_<family>(...)``, the
+    same arguments and results as ``pkd_conv2d_<family>``.  On the first call of a (shape, sms) it runs
+    each candidate of the model's leaf (``pkd_candidates_<family>``: up to 3, the static pick first)
+    that can implement the problem once untimed and once timed with CUDA events on the caller's
+    stream, into a scratch copy of y (``y`` is written once, by the winner: ``beta != 0`` stays
+    correct), caches the fastest index (thread-safe; the first result stored for a key wins), then
+    runs it; later calls run the cached kernel.  The tuning call synchronises the stream and the
+    device (events, ``cudaMalloc`` of the scratch output).  While the stream is capturing a CUDA graph
+    it never tunes: it runs the cached winner, or the static pick (``pkd_conv2d_<family>``) if the
+    shape was not tuned yet.  ``int pkd_tuned_pick_<family>(shape, sms)``: the cached index or -1;
+    ``void pkd_tune_clear_<family>()`` forgets every winner.  ``pkd_conv2d_<family>`` (the static
+    pick) is unchanged and stays the default.
   - ``int pkd_select_<family>(shape, sms)``, ``const char* pkd_name_<family>(int)``.
 * ``CMakeLists.txt`` building it against the CUTLASS headers of the ``nvidia-cutlass`` package for
   sm_90 and sm_87.
@@ -123,6 +136,46 @@ extern "C" int pkd_conv2d_{f}(const int64_t* s, int64_t sms, void* x, void* w, v
   }}
   return {no_kernel};
 }}
+
+extern "C" int pkd_candidates_{f}(const int64_t* s, int64_t sms, int* out) {{
+  return NS::candidates_{f}(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], out, sms);
+}}
+
+static PkdTuneCache kTune_{f};
+
+extern "C" int pkd_tuned_pick_{f}(const int64_t* s, int64_t sms) {{ return kTune_{f}.find(s, sms); }}
+
+extern "C" void pkd_tune_clear_{f}() {{ kTune_{f}.clear(); }}
+
+extern "C" int pkd_conv2d_tuned_{f}(const int64_t* s, int64_t sms, void* x, void* w, void* y, float alpha,
+                                     float beta, void* workspace, size_t workspace_bytes, void* stream,
+                                     int* chosen) {{
+  int cand[NS::kMaxCandidates];
+  int n = pkd_candidates_{f}(s, sms, cand);
+  if (n < 0) {{
+    if (chosen) *chosen = n;
+    return n;
+  }}
+  int best = kTune_{f}.find(s, sms);
+  if (best < 0 && n > 1 && !pkd_capturing(stream)) {{
+    int64_t p = {p_expr}, q = {q_expr};
+    size_t out_bytes = size_t(s[0]) * size_t(p) * size_t(q) * size_t(s[4]) * {out_bytes};
+    int k[NS::kMaxCandidates];
+    for (int j = 0; j < n; ++j) k[j] = int(NS::kConfigs_{f}[cand[j]].split_k_slices);
+    best = pkd_tune(kRun_{f}, cand, k, n, s, x, w, y, out_bytes, alpha, beta, workspace, workspace_bytes, stream);
+    if (best >= 0) best = kTune_{f}.insert(s, sms, best);
+  }}
+  if (best >= 0) {{
+    PkProblem pr = pkd_problem(s, NS::kConfigs_{f}[best].split_k_slices);
+    int st = kRun_{f}[best](&pr, x, w, y, y, alpha, beta, workspace, workspace_bytes, stream, 1, 1, 1,
+                            nullptr, nullptr);
+    if (st != PK_CANNOT_IMPLEMENT) {{
+      if (chosen) *chosen = best;
+      return st;
+    }}
+  }}
+  return pkd_conv2d_{f}(s, sms, x, w, y, alpha, beta, workspace, workspace_bytes, stream, chosen);
+}}
 """
 
 
@@ -177,8 +230,11 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
 --export-dir {display_path(export_dir)}{family_args}
 // models: {", ".join(f"{ir.meta['family']} sha256 {sha}" for ir, sha in models)}
 // CUTLASS conv2d fprop dispatcher: the portfolio's kernels + the exported selection header.
-{_requires_text(needs)}#include <cstddef>
+{_requires_text(needs)}#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
 
 {_parts_text(len(classes))}
 {includes}#include "{rel_header.as_posix()}"
@@ -189,7 +245,7 @@ namespace NS = cutlass_conv_predictor::{ns};
 #if PKD_DISPATCH_PART
 using PkdRunFn = int (*)({_RUN_PARAMS});
 {decls}
-{_problem_code()}{"".join(fam_code)}
+{_problem_code()}{_TUNE_CODE}{"".join(fam_code)}
 #endif  // PKD_DISPATCH_PART
 """
     (out / f"{slug}_dispatch.cu").write_text(text)
@@ -245,10 +301,95 @@ def min_parts(source: str | Path) -> int:
 def _family_code(fam: str, cfgs: Sequence[KernelConfig]) -> str:
     """The C ABI of one family: its portfolio's run functions in table order, select and launch."""
     runs = "\n".join(f"    &pk_run_{c.kernel_name},  // {i}: {c.name}" for i, c in enumerate(cfgs))
-    return _FAMILY_CODE.format(f=fam, runs=runs, no_kernel=int(ResultCode.NO_KERNEL))
+    extent = cpp_output_extents({a: f"s[{i}]" for i, a in enumerate(ARGS) if a != "sms"})
+    sizes = {_ELEMENT_BYTES[c.family.spec.element_c] for c in cfgs}
+    if len(sizes) != 1:
+        raise ValueError(f"{fam}: configs write outputs of different element sizes {sorted(sizes)}")
+    return _FAMILY_CODE.format(f=fam, runs=runs, no_kernel=int(ResultCode.NO_KERNEL), p_expr=extent["P"],
+                               q_expr=extent["Q"], out_bytes=f"{sizes.pop()}")
+
+
+#: Bytes of an output element (``FamilySpec.element_c``): the scratch output of first-call tuning.
+_ELEMENT_BYTES = {"s8": 1, "f16": 2, "bf16": 2, "f32": 4, "s32": 4}
 
 
 # ----------------------------------------------------------------- the problem struct (shape -> PkProblem)
+#: The first-call tuning shared by every ``pkd_conv2d_tuned_<f>`` (after :func:`_problem_code`).
+_TUNE_CODE = """
+// ---------------------------------------------------------------- first-call tuning (pkd_conv2d_tuned_*)
+// Winners by (shape, sms); the first insert of a key wins, so every thread then runs the same kernel.
+struct PkdTuneCache {
+  std::mutex mu;
+  std::map<std::array<int64_t, 11>, int> best;
+  static std::array<int64_t, 11> key(const int64_t* s, int64_t sms) {
+    std::array<int64_t, 11> k;
+    for (int i = 0; i < 10; ++i) k[size_t(i)] = s[i];
+    k[10] = sms;
+    return k;
+  }
+  int find(const int64_t* s, int64_t sms) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = best.find(key(s, sms));
+    return it == best.end() ? -1 : it->second;
+  }
+  int insert(const int64_t* s, int64_t sms, int index) {
+    std::lock_guard<std::mutex> lock(mu);
+    return best.emplace(key(s, sms), index).first->second;
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu);
+    best.clear();
+  }
+};
+
+// True while the stream is capturing a CUDA graph (or its state cannot be read): never tune then.
+static bool pkd_capturing(void* stream) {
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &cs) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return true;
+  }
+  return cs != cudaStreamCaptureStatusNone;
+}
+
+// Runs each candidate once untimed and once timed (CUDA events on the caller's stream) into a scratch
+// copy of y (y itself is never written here: beta != 0 stays correct); returns the fastest candidate's
+// index, or -1 when none ran (no scratch memory, or no candidate can implement the problem).
+// Synchronises the stream (the events) and the device (cudaMalloc / cudaFree of the scratch).
+static int pkd_tune(PkdRunFn const* run, const int* cand, const int* split_k, int n, const int64_t* s, void* x,
+                    void* w, void* y, size_t out_bytes, float alpha, float beta, void* workspace,
+                    size_t workspace_bytes, void* stream) {
+  void* scratch = nullptr;
+  if (cudaMalloc(&scratch, out_bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  cudaMemcpyAsync(scratch, y, out_bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream));
+  int best = -1;
+  float best_ms = 0.f;
+  for (int j = 0; j < n; ++j) {
+    PkProblem p = pkd_problem(s, split_k[j]);
+    float ms = 0.f;
+    if (run[cand[j]](&p, x, w, scratch, scratch, alpha, beta, workspace, workspace_bytes, stream, 1, 1, 1,
+                     nullptr, nullptr) != PK_OK ||
+        run[cand[j]](&p, x, w, scratch, scratch, alpha, beta, workspace, workspace_bytes, stream, 1, 1, 1,
+                     &ms, nullptr) != PK_OK) {
+      (void)cudaGetLastError();
+      continue;
+    }
+    if (best < 0 || ms < best_ms) {
+      best = cand[j];
+      best_ms = ms;
+    }
+  }
+  cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+  cudaFree(scratch);
+  (void)cudaGetLastError();
+  return best;
+}
+"""
+
+
 def _problem_code() -> str:
     """C++ of ``pkd_problem``: the ``PkProblem`` of a shape array (N, C, H, W, K, R, S, stride, pad,
     dilation), with the output size P, Q from the feature table."""
@@ -407,10 +548,20 @@ class Dispatcher:
             getattr(self.lib, f"pkd_name_{v}").restype = ctypes.c_char_p
             getattr(self.lib, f"pkd_workspace_bytes_{v}").argtypes = [i64p, ctypes.c_int64]
             getattr(self.lib, f"pkd_workspace_bytes_{v}").restype = ctypes.c_size_t
-            fn = getattr(self.lib, f"pkd_conv2d_{v}")
-            fn.argtypes = [i64p, ctypes.c_int64] + [ctypes.c_void_p] * 3 + [ctypes.c_float] * 2 + [
-                ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
-            fn.restype = ctypes.c_int
+            for what in ("conv2d", "conv2d_tuned"):
+                fn = getattr(self.lib, f"pkd_{what}_{v}", None)  # libraries built before tuning lack it
+                if fn is None:
+                    continue
+                fn.argtypes = [i64p, ctypes.c_int64] + [ctypes.c_void_p] * 3 + [ctypes.c_float] * 2 + [
+                    ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+                fn.restype = ctypes.c_int
+            if hasattr(self.lib, f"pkd_candidates_{v}"):
+                getattr(self.lib, f"pkd_candidates_{v}").argtypes = [i64p, ctypes.c_int64, ctypes.POINTER(ctypes.c_int)]
+                getattr(self.lib, f"pkd_candidates_{v}").restype = ctypes.c_int
+                getattr(self.lib, f"pkd_tuned_pick_{v}").argtypes = [i64p, ctypes.c_int64]
+                getattr(self.lib, f"pkd_tuned_pick_{v}").restype = ctypes.c_int
+                getattr(self.lib, f"pkd_tune_clear_{v}").argtypes = []
+                getattr(self.lib, f"pkd_tune_clear_{v}").restype = None
 
     @staticmethod
     def _shape(shape: Sequence[int]) -> Any:
@@ -427,7 +578,11 @@ class Dispatcher:
         key = model_key(family)
         if key not in self.families:
             raise ValueError(f"the dispatcher holds {[k.value for k in self.families]}, not {key.value}")
-        fn = self._fns[what, family] = getattr(self.lib, f"pkd_{what}_{key.identifier}")
+        fn = getattr(self.lib, f"pkd_{what}_{key.identifier}", None)
+        if fn is None:
+            raise ValueError(f"the dispatcher has no pkd_{what}_{key.identifier} (built before first-call tuning: "
+                             "regenerate and rebuild it)")
+        self._fns[what, family] = fn
         return fn
 
     def select(self, family: str | Key, shape: Sequence[int], sms: int) -> int:
@@ -441,11 +596,26 @@ class Dispatcher:
     def workspace_bytes(self, family: str | Key, shape: Sequence[int], sms: int) -> int:
         return int(self._fn("workspace_bytes", family)(self._shape(shape), sms))
 
+    def candidates(self, family: str | Key, shape: Sequence[int], sms: int) -> list[int] | int:
+        """Indices of the first-call tuning candidates (the static pick first), or the negative result."""
+        out = (ctypes.c_int * 3)()
+        n = int(self._fn("candidates", family)(self._shape(shape), sms, out))
+        return list(out[:n]) if n > 0 else n
+
+    def tuned_pick(self, family: str | Key, shape: Sequence[int], sms: int) -> int:
+        """The cached winner of first-call tuning for this problem, or -1 (not tuned yet)."""
+        return int(self._fn("tuned_pick", family)(self._shape(shape), sms))
+
+    def tune_clear(self, family: str | Key) -> None:
+        """Forget every cached winner of first-call tuning of ``family``."""
+        self._fn("tune_clear", family)()
+
     def conv2d(self, family: str | Key, shape: Sequence[int], sms: int, x: int, w: int, y: int, alpha: float,
-               beta: float, workspace: int, workspace_bytes: int, stream: int) -> tuple[int, int]:
-        """Run one convolution; returns (status, index of the config that ran)."""
+               beta: float, workspace: int, workspace_bytes: int, stream: int, tuned: bool = False) -> tuple[int, int]:
+        """Run one convolution; returns (status, index of the config that ran).  ``tuned``: through
+        ``pkd_conv2d_tuned_<family>`` (first-call tuning, module docstring)."""
         chosen = ctypes.c_int(-99)
-        st = self._fn("conv2d", family)(self._shape(shape), sms, x, w, y, alpha, beta,
+        st = self._fn("conv2d_tuned" if tuned else "conv2d", family)(self._shape(shape), sms, x, w, y, alpha, beta,
                                                        workspace or None, workspace_bytes, stream or None,
                                                        ctypes.byref(chosen))
         return int(st), int(chosen.value)

@@ -11,6 +11,9 @@ One header per GPU (model slug), e.g. ``export/h200_conv_heuristics.hpp`` with n
   ``kUnsupportedShape`` (-2: C or K is not a multiple of the family's channel multiple).  Every
   int64 input has defined behaviour: the limits are checked before any arithmetic, and within them
   no feature overflows;
+* ``constexpr int candidates_F(N, ..., dilation, int out[kMaxCandidates], sms = <trained>) noexcept``:
+  the candidates of the leaf the problem lands in (indices; ``out[0]`` is ``select_F``'s pick), for
+  first-call tuning; returns their number, or ``select_F``'s negative result;
 * ``name_F(int)`` and ``config_F(int)``: the name / table row of an index (``nullptr`` otherwise).
 
 A *choice* model (:mod:`predictor.model_key`, ``f16nhwc+f16nhwc90``: configs of several families
@@ -46,7 +49,7 @@ from .features import (ARGS, CHANNEL_ARGS, DERIVED, FEATURE_NAMES, LIMITS, cpp_d
                        cpp_validation_code)
 from .model_key import SEPARATOR, Choice, Key, model_key, sort_key
 from .schema import file_sha256
-from .tree_ir import TreeIR
+from .tree_ir import MAX_CANDIDATES, Leaf, TreeIR
 
 _LOG = logging.getLogger(__name__)
 
@@ -159,6 +162,9 @@ def family_code(ir: TreeIR, model_sha: str | None = None, with_family: bool = Fa
                                  with_family) for c in cfgs)
     hp = meta.get("hyperparameters", {})
     params = ", ".join(f"std::int64_t {a}" if a != "sms" else f"std::int64_t sms = INT64_C({sms})" for a in ARGS)
+    cand_params = params.replace("std::int64_t sms =", "int out[kMaxCandidates], std::int64_t sms =")
+    if max(len(n.choices) for n in ir.nodes if isinstance(n, Leaf)) > MAX_CANDIDATES:
+        raise ValueError(f"{key.value}: a leaf has more than {MAX_CANDIDATES} candidates")
     unused = "\n".join(f"  static_cast<void>({n});" for n, _ in DERIVED)
     info = [
         f"// ---- {'family' if isinstance(key, Family) else 'choice'} {key.value}: {_comment(key.description)}",
@@ -192,6 +198,18 @@ constexpr int select_{f}({params}) noexcept {{
 {cpp_derived_code("  ")}
 {unused}
 {chr(10).join(cpp_tree(ir, "  ", exprs=cpp_feature_exprs()))}
+}}
+
+/// First-call tuning: the candidates of the leaf this problem lands in, written to out[0 .. n) as
+/// indices into kConfigs_{f} (out[0] is select_{f}'s pick, then the configs of least summed regret
+/// over the leaf's training problems); returns n (1 to kMaxCandidates), or select_{f}'s negative
+/// result (out untouched).  Time each once and keep the fastest (the dispatcher's pkd_conv2d_tuned_{f}).
+constexpr int candidates_{f}({cand_params}) noexcept {{
+{cpp_validation_code("  ", INVALID_SHAPE.cpp_name)}
+  if ({" || ".join(f"{a} % INT64_C({cm}) != 0" for a in CHANNEL_ARGS)}) return {UNSUPPORTED_SHAPE.cpp_name};
+{cpp_derived_code("  ")}
+{unused}
+{chr(10).join(cpp_tree(ir, "  ", exprs=cpp_feature_exprs(), candidates="out"))}
 }}
 
 /// Name of kConfigs_{f}[index], or nullptr if index is not a config index.
@@ -267,6 +285,8 @@ namespace cutlass_conv_predictor {{
 namespace {ns} {{
 
 {cpp_result_codes((INVALID_SHAPE, UNSUPPORTED_SHAPE), "select_*()")}
+/// Most candidates candidates_*() writes.
+inline constexpr int kMaxCandidates = {MAX_CANDIDATES};
 
 {enums}
 {struct}

@@ -14,6 +14,12 @@ config name.  Three kinds differ in how the tree is grown and what a leaf answer
   portfolio members (splits that separate problems whose members rank differently); leaves are
   re-picked over the whole grid as for ``repick``.
 
+Every leaf also records its *candidates* for first-call tuning (:func:`node_candidates`, at most
+:data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then the exported configs (the model's
+``classes``, so a dispatcher holds no extra kernel) ranked by the same criterion, least total
+log-regret over the leaf's training problems (``class``: the next classes by weight).  They change
+no prediction.
+
 All kinds export the same way (:meth:`predictor.tree_ir.TreeIR.from_sklearn` with the leaf labels):
 one tree, a leaf -> config index, so the C++ and Python selectors cost the same.
 
@@ -37,7 +43,7 @@ from .portfolio import (
     portfolio_targets,
 )
 from .schema import split_sm_key
-from .tree_ir import TreeIR, compose
+from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.
 KINDS = ("class", "repick", "regret")
@@ -110,6 +116,21 @@ def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, w
     return clf, np.asarray(clf.classes_)
 
 
+def _node_costs(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int], X: np.ndarray,
+                all_regret: np.ndarray | None, n_configs: int) -> np.ndarray:
+    """(nodes, configs of the table) cost by which every node of ``tree`` ranks the configs (less
+    is better; ``inf``: not a choice): minus the class weight (``class``: the portfolio members), or
+    the total log-regret over the training problems in the node (the other kinds, every config)."""
+    if kind == "class":
+        value = tree.tree_.value[:, 0, :]
+        costs = np.full((value.shape[0], n_configs), np.inf)
+        costs[:, np.asarray(port)[classes]] = -value
+        return costs
+    assert all_regret is not None
+    path = tree.decision_path(X.astype(np.float32))  # (problems, nodes), sparse
+    return np.asarray(path.T @ all_regret)  # (nodes, configs)
+
+
 def _node_answers(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int], X: np.ndarray,
                   all_regret: np.ndarray | None) -> np.ndarray:
     """Config index (into the table) that every node of ``tree`` answers: the majority class
@@ -117,9 +138,25 @@ def _node_answers(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int]
     if kind == "class":
         return np.asarray(port)[classes[np.argmax(tree.tree_.value[:, 0, :], axis=1)]]
     assert all_regret is not None
-    path = tree.decision_path(X.astype(np.float32))  # (problems, nodes), sparse
-    totals = np.asarray(path.T @ all_regret)  # (nodes, configs)
+    totals = _node_costs(kind, tree, classes, port, X, all_regret, all_regret.shape[1])
     return np.argmin(totals, axis=1)  # first minimum: configs are sorted by name
+
+
+
+def node_candidates(costs: np.ndarray, answers: np.ndarray, configs: Sequence[str], allowed: Sequence[str],
+                    n: int = MAX_CANDIDATES) -> list[tuple[str, ...]]:
+    """Every node's candidates: its answer, then the ``allowed`` configs of least cost (``costs``:
+    nodes x configs, :func:`_node_costs`; ties in table order), up to ``n`` in all."""
+    index = {c: j for j, c in enumerate(configs)}
+    cols = np.array(sorted(index[c] for c in allowed), dtype=np.int64)
+    out = []
+    for node in range(costs.shape[0]):
+        first = int(answers[node])
+        c = costs[node, cols]
+        order = cols[np.lexsort((cols, c))]  # by cost, then table order
+        rest = [int(j) for j in order if j != first and np.isfinite(costs[node, j])]
+        out.append(tuple(configs[j] for j in [first, *rest][:n]))
+    return out
 
 
 def _nodes_by_depth(tree: Any, X: np.ndarray, depths: Sequence[int]) -> dict[int, np.ndarray]:
@@ -146,10 +183,13 @@ class LeafTree:
     ``predict(X)`` is ``labels[estimator.apply(X)]``; this is the object saved as the model and
     what the exported IR must agree with."""
 
-    def __init__(self, estimator: Any, node_labels: Sequence[str], kind: str):
+    def __init__(self, estimator: Any, node_labels: Sequence[str], kind: str,
+                 node_candidates: Sequence[tuple[str, ...]] | None = None):
         self.estimator = estimator
         self.node_labels = np.asarray(node_labels, dtype=object)
         self.kind = kind
+        #: per sklearn node: the label, then the next configs by the same criterion (first-call tuning)
+        self.node_candidates = None if node_candidates is None else [tuple(c) for c in node_candidates]
 
     @property
     def tree_(self) -> Any:
@@ -186,7 +226,8 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
         raise TrainError("no portfolio could be formed")
     label, regret = portfolio_targets(table, port)
     tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed)
-    answers = _node_answers(kind, tree, classes, port, X, None if kind == "class" else regret_matrix(table))
+    all_regret = None if kind == "class" else regret_matrix(table)
+    answers = _node_answers(kind, tree, classes, port, X, all_regret)
     labels = [table.configs[j] for j in answers]
     names = tuple(table.configs[j] for j in port)
     leaf = tree.tree_.children_left == -1
@@ -194,7 +235,24 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
         exported = names
     else:
         exported = tuple(table.configs[j] for j in sorted(set(answers[leaf].tolist())))
-    return Fitted(LeafTree(tree, labels, kind), exported, names)
+    model = LeafTree(tree, labels, kind)
+    set_candidates(model, table, X, exported, classes, port)
+    return Fitted(model, exported, names)
+
+
+def set_candidates(model: LeafTree, table: ShapeTable, X: np.ndarray, allowed: Sequence[str],
+                   classes: np.ndarray | None = None, port: Sequence[int] | None = None) -> None:
+    """Record every node's candidates (:func:`node_candidates`) among ``allowed`` on ``model``, fitted
+    on ``table`` (features ``X``); ``classes`` and ``port``: of a ``class`` model."""
+    if model.kind == "class":
+        assert classes is not None and port is not None
+        costs = _node_costs("class", model.estimator, classes, port, X, None, len(table.configs))
+    else:
+        costs = _node_costs(model.kind, model.estimator, np.zeros(0, np.int64), (), X, regret_matrix(table),
+                            len(table.configs))
+    index = {c: j for j, c in enumerate(table.configs)}
+    answers = np.array([index[c] for c in model.node_labels])
+    model.node_candidates = node_candidates(costs, answers, table.configs, [c for c in allowed if c in index])
 
 
 # --------------------------------------------------------------------------- cross-validation
@@ -344,7 +402,8 @@ def fit_key(table: ShapeTable, X: np.ndarray, kind: str, *, partial: Sequence[Fa
     single = np.full(table.n_shapes, -1, np.int64)
     parts: dict[str, CVResult] = {}
     fits: dict[str, Fitted] = {}
-    for name, rows, cols in (("rest", np.nonzero(~pw)[0], conv), (POINTWISE, np.nonzero(pw)[0], full)):
+    sides = (("rest", np.nonzero(~pw)[0], conv), (POINTWISE, np.nonzero(pw)[0], full))
+    for name, rows, cols in sides:
         sub = _columns(table.subset(rows), cols)
         if sub.n_shapes < 2:
             raise TrainError(f"{sub.n_shapes} {name} problem(s): a model routed by {POINTWISE} needs at least 2 each")
@@ -361,6 +420,9 @@ def fit_key(table: ShapeTable, X: np.ndarray, kind: str, *, partial: Sequence[Fa
     cv = CVResult({rest.chosen: score}, rest.chosen, picks, single, kind, time.time() - t0,
                   {**rest.grid, "routed_by": POINTWISE}, parts)
     used = set(fits["rest"].classes) | set(fits[POINTWISE].classes)
+    if kind != "class":  # each side's candidates: any config of the model its problems can run
+        for name, rows, cols in sides:
+            set_candidates(fits[name].model, _columns(table.subset(rows), cols), X[rows], sorted(used))
     fitted = Fitted(RoutedTree(fits["rest"].model, fits[POINTWISE].model, feature),
                     tuple(c for c in table.configs if c in used),
                     tuple(dict.fromkeys((*fits["rest"].portfolio, *fits[POINTWISE].portfolio))))
@@ -381,5 +443,5 @@ def model_ir(model: LeafTree | RoutedTree, classes: Sequence[str], meta: dict[st
     return TreeIR.from_sklearn(model, FEATURE_NAMES, classes=classes, meta=meta, check_X=check_X)
 
 
-__all__ = ["POINTWISE", "RoutedTree", "fit_key", "model_ir", "KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",
+__all__ = ["MAX_CANDIDATES", "node_candidates", "set_candidates", "POINTWISE", "RoutedTree", "fit_key", "model_ir", "KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",
            "regret_matrix", "LeafTree", "Fitted", "fit_model", "CVResult", "base_keys", "cross_validate"]

@@ -40,7 +40,7 @@ import pandas as pd
 from .model_key import CLI_HELP, Key, cli_model_key, model_key
 from .features import ConvProblem
 from .fitting import (
-    DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MIN_LEAF_GRID, WEIGHTINGS, base_keys, fit_key,
+    DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MAX_CANDIDATES, MIN_LEAF_GRID, WEIGHTINGS, base_keys, fit_key, model_ir,
 )
 from .cli import setup_logging
 from .portfolio import ShapeTable, TrainError, best_single, family_table, metrics, picked_times
@@ -153,6 +153,15 @@ def evaluate_network(table: ShapeTable, X: np.ndarray, network: str | Sequence[s
                              weightings=settings.weightings, folds=settings.folds, seed=settings.seed,
                              tolerance=settings.tolerance)
         picks = np.array([index[c] for c in fitted.model.predict(X[te])])
+        # first-call tuning: the fastest of the candidates of the leaf each layer lands in (the exported
+        # IR's leaves, as the dispatcher's tuned mode times them; its label is the pick, the first one)
+        ir = model_ir(fitted.model, fitted.classes)
+        cands = [ir.candidates(x) for x in X[te].tolist()]
+        assert all(c[0] == table.configs[p] for c, p in zip(cands, picks))
+        width = max(len(c) for c in cands)
+        cand_t = np.stack([picked_times(test_t, np.array([index[c[min(j, len(c) - 1)]] for c in cands]))
+                           for j in range(width)], axis=1)
+        tuned_t = cand_t.min(axis=1)
         own = [index[c] for c in fitted.classes]
         sub = test_t.times[:, own]
         bound = np.min(np.where(np.isnan(sub), test_t.worst[:, None], sub), axis=1)
@@ -170,7 +179,9 @@ def evaluate_network(table: ShapeTable, X: np.ndarray, network: str | Sequence[s
                                **{c: int(table.shapes.at[row, c]) for c in (*SHAPE_COLUMNS, "sms")},
                                "gflop": round(float(flops[i]), 6), "fastest_us": test_t.oracle[i],
                                "pick": table.configs[picks[i]], "pick_us": pick_t[i],
-                               "score": test_t.oracle[i] / pick_t[i], "bound": test_t.oracle[i] / bound[i],
+                               "score": test_t.oracle[i] / pick_t[i],
+                               "tuned": test_t.oracle[i] / tuned_t[i], "candidates": len(cands[i]),
+                               "bound": test_t.oracle[i] / bound[i],
                                "best_single": test_t.oracle[i] / single_t[i]})
     return layers, folds
 
@@ -247,32 +258,39 @@ def report_markdown(layers: pd.DataFrame, folds: pd.DataFrame, *, command: str, 
         "- score of a layer = fastest time of the whole grid / time of the pick (a pick with no ok row: the "
         "layer's worst time); cells are geomean / P10 / worst over the layers; **bound** = the best of the "
         "model's own configs on each layer (what a perfect leaf choice among them would score); "
-        "best single = the training set's best single config",
+        "best single = the training set's best single config; **tuned** = the first-call tuning of the "
+        "dispatcher's tuned mode: the fastest (in the same sweep times) of the up to "
+        f"{MAX_CANDIDATES} candidates of the leaf the layer lands in (its label, the pick, first; then the "
+        "model's configs of least summed regret over the leaf's training problems)",
         f"- noise floor: re-measuring the same problems scores the first run's winners at about "
         f"{NOISE_FLOOR} geomean (`sweeps/README.md`): figures above it are within measurement noise",
         "",
         "## Summary: every network pooled",
         "",
-        "| family | model | layers | geomean / P10 / worst | bound (geomean / P10) | "
-        f"> {big_gflop:g} GFLOP: layers, geomean / P10 / worst |",
-        "|---|---|---|---|---|---|",
+        "| family | model | layers | geomean / P10 / worst | tuned | bound (geomean / P10) | "
+        f"> {big_gflop:g} GFLOP: layers, geomean / P10 / worst | > {big_gflop:g} GFLOP, tuned |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for fam, d in layers.groupby("family", sort=False):
         for kind in kinds:
             dk = d[d["kind"] == kind]
             big = dk[dk["gflop"] > big_gflop]
-            lines.append(f"| {fam} | `{kind}` | {len(dk)} | {_cell(_summ(dk, 'score'))} | "
-                         f"{_cell(_summ(dk, 'bound'), False)} | {len(big)}: {_cell(_summ(big, 'score'))} |")
+            lines.append(f"| {fam} | `{kind}` | {len(dk)} | {_cell(_summ(dk, 'score'))} | {_cell(_summ(dk, 'tuned'))} | "
+                         f"{_cell(_summ(dk, 'bound'), False)} | {len(big)}: {_cell(_summ(big, 'score'))} | "
+                         f"{_cell(_summ(big, 'tuned'))} |")
     for fam, d in layers.groupby("family", sort=False):
         head = " | ".join(f"`{k}`" for k in kinds)
         lines += ["", f"## {fam}", "",
-                  f"| layers of | layers | {head} | {' | '.join(f'bound `{k}`' for k in kinds)} | best single |",
-                  "|---|---|" + "---|" * (2 * len(kinds) + 1)]
+                  f"| layers of | layers | {head} | {' | '.join(f'tuned `{k}`' for k in kinds)} | "
+                  f"{' | '.join(f'bound `{k}`' for k in kinds)} | best single |",
+                  "|---|---|" + "---|" * (3 * len(kinds) + 1)]
         for name, g in groups(d, big_gflop):
             cells = [_cell(_summ(g[g["kind"] == k], "score")) for k in kinds]
+            tuned = [_cell(_summ(g[g["kind"] == k], "tuned")) for k in kinds]
             bounds = [_cell(_summ(g[g["kind"] == k], "bound"), False) for k in kinds]
             single = _cell(_summ(g[g["kind"] == kinds[0]], "best_single"))
-            lines.append(f"| {name} | {len(g) // len(kinds)} | {' | '.join(cells)} | {' | '.join(bounds)} | {single} |")
+            lines.append(f"| {name} | {len(g) // len(kinds)} | {' | '.join(cells)} | {' | '.join(tuned)} | "
+                         f"{' | '.join(bounds)} | {single} |")
     lines += ["", "## Chosen per fold", "",
               "| family | held out | model | training problems (same-shape excluded) | k | weighting | "
               "min leaf | depth | configs | CV geomean |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -280,7 +298,8 @@ def report_markdown(layers: pd.DataFrame, folds: pd.DataFrame, *, command: str, 
         lines.append(f"| {r.family} | `{r.network}` | `{r.kind}` | {r.train} ({r.excluded_same_shape}) | {r.k} | "
                      f"{r.weighting} | {r.min_samples_leaf} | {r.max_depth} | {r.configs} | {r.cv_geomean:.4f} |")
     lines += ["", "`layers.csv`: one row per (family, model, layer): the layer, its GFLOP, the fastest and "
-              "picked times (µs), the pick, score, bound and best-single score."]
+              "picked times (µs), the pick, score, tuned score (and the leaf's number of candidates), bound and "
+              "best-single score."]
     return "\n".join(lines) + "\n"
 
 

@@ -107,6 +107,12 @@ class LoadedModel:
         sels = tuple(Selection(c, i) for i, c in enumerate(configs))
         return cls(ir.validate(), family, sms, (min(trained), max(trained)), configs, sels, fn, source)
 
+    @functools.cached_property
+    def candidates_fn(self) -> Callable[..., Any]:
+        """The generated function of :func:`candidates` (compiled on first use): a tuple of indices,
+        or a negative :class:`~predictor.codegen.ResultCode`."""
+        return compile_selector(self.ir, self.family.channel_multiple, candidates=True)
+
 
 def _sms_error(m: LoadedModel, sms: Any) -> None:
     lo, hi = m.sms_range
@@ -230,6 +236,71 @@ def _same_pad(R: Any, S: Any, dilation: Any) -> int:
     return same_pad(r, d)
 
 
+def candidates(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: int = 1, pad: int | None = None,
+               dilation: int = 1, family: str | Family | Choice | None = None, gpu: str = "h200", sms: int | None = None,
+               model: Any = None, on_unsupported: str = "raise") -> tuple[Selection, ...]:
+    """The configs worth timing once for this problem (first-call tuning, the dispatcher's
+    ``pkd_conv2d_tuned_*``): the candidates of the leaf the problem lands in, up to three, the
+    :func:`select` pick first, then the model's configs of least summed regret over the leaf's
+    training problems.  Arguments, errors and the ``on_unsupported="pad"`` fallback as :func:`select`
+    (with ``fallback=True`` on every candidate); a model without recorded candidates gives the pick alone."""
+    if on_unsupported not in _ON_UNSUPPORTED:
+        raise ValueError(f"on_unsupported must be 'raise' or 'pad', got {on_unsupported!r}")
+    if model is None:
+        m = _resolve(None, gpu, family)
+    elif family is None and type(model) is str:
+        m = _load_path(model)
+    else:
+        m = _resolve(model, gpu, family)
+    if sms is None:
+        sms = m.sms
+    elif type(sms) is int and not m.sms_range[0] <= sms <= m.sms_range[1]:
+        _sms_error(m, sms)
+    if pad is None:
+        try:
+            pad = same_pad(R, dilation) if R == S else _same_pad(R, S, dilation)
+        except TypeError:
+            pad = _same_pad(R, S, dilation)
+    fn = m.candidates_fn
+    got = fn(N, C, H, W, K, R, S, stride, pad, dilation, sms)
+    if type(got) is tuple:
+        return tuple(m.selections[i] for i in got)
+    got, reason = _retry(m, fn, got, N, C, H, W, K, R, S, stride, pad, dilation, sms, on_unsupported)
+    if reason is None:
+        return tuple(m.selections[i] for i in got)
+    return tuple(Selection(m.configs[i], i, True, reason) for i in got)
+
+
+def _retry(m: LoadedModel, fn: Callable[..., Any], code: int, N: Any, C: Any, H: Any, W: Any, K: Any, R: Any, S: Any,
+           stride: Any, pad: Any, dilation: Any, sms: Any, on_unsupported: str) -> tuple[Any, str | None]:
+    """:func:`_slow_path` for any generated function ``fn`` that returned ``code``: (its result, None)
+    for a valid problem (numpy integers), (its result for the padded problem, the reason) for the
+    channel-padding fallback; errors raise."""
+    args = dict(N=N, C=C, H=H, W=W, K=K, R=R, S=S, stride=stride, pad=pad, dilation=dilation, sms=sms)
+    if code == ResultCode.INVALID_SHAPE:
+        validate(args)  # raises ValueError naming the argument
+        args = {k: int(v) for k, v in args.items()}  # e.g. numpy integers: valid, retry as int
+        got = fn(*args.values())
+        if type(got) is tuple:
+            return got, None
+        code = got
+    if code != ResultCode.UNSUPPORTED_SHAPE:  # pragma: no cover - validate() and the generated checks agree
+        raise AssertionError(f"generated selector returned {code} for valid arguments {args}")
+    cm = m.family.channel_multiple
+    bad = [a for a in CHANNEL_ARGS if args[a] % cm]
+    if on_unsupported != "pad":
+        a = bad[0]
+        raise ValueError(f"{a}={args[a]} is not a multiple of {cm}, which family {m.family.value} needs "
+                         f"(pass on_unsupported='pad' to select for {a} rounded up to {-(-args[a] // cm) * cm})")
+    padded = {**args, **{a: -(-args[a] // cm) * cm for a in bad}}
+    got = fn(*padded.values())
+    if type(got) is not tuple:  # pragma: no cover - rounding up within LIMITS keeps the problem valid
+        validate(padded)
+        raise AssertionError(f"padded problem {padded} still unsupported")
+    reason = ", ".join(f"{a}={args[a]} padded to {padded[a]}" for a in bad)
+    return got, f"{reason} (multiple of {cm} required by {m.family.value})"
+
+
 def _slow_path(m: LoadedModel, code: int, N: Any, C: Any, H: Any, W: Any, K: Any, R: Any, S: Any, stride: Any,
                pad: Any, dilation: Any, sms: Any, on_unsupported: str) -> Selection:
     """Errors, numpy integers and the channel-padding fallback."""
@@ -274,5 +345,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["select", "Selection", "LoadedModel", "load_model", "model_path", "ModelNotFoundError",
+__all__ = ["select", "candidates", "Selection", "LoadedModel", "load_model", "model_path", "ModelNotFoundError",
            "cache_clear"]

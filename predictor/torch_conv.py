@@ -6,9 +6,10 @@
     report = torch_conv.convert(model, family="f16nhwc90")   # eligible nn.Conv2d -> CutlassConv2d
     y = model(x)                                             # CUDA-graph capturable
 
-``torch.ops.predictor.conv2d(x, w, stride, pad, dilation, family, sms)`` runs ``y = conv2d(x, w)``
-with the kernel the dispatcher's model selects (selection in C++, inside the dispatcher) on the
-current stream: ``x`` fp16 NHWC (an NCHW tensor in ``channels_last`` memory), ``w`` fp16 KRSC (a
+``torch.ops.predictor.conv2d(x, w, stride, pad, dilation, family, sms, tuned=False)`` runs
+``y = conv2d(x, w)`` with the kernel the dispatcher's model selects (selection in C++, inside the
+dispatcher; ``tuned=True``: the fastest of the model's candidates, timed on the first call of a
+shape, ``convert(..., tuned=True)``) on the current stream: ``x`` fp16 NHWC (an NCHW tensor in ``channels_last`` memory), ``w`` fp16 KRSC (a
 ``[K, C, R, S]`` tensor in ``channels_last`` memory), ``y`` fp16 ``[N, K, P, Q]`` in
 ``channels_last`` memory.  It has a fake (meta) implementation, so ``torch.compile`` and shape
 propagation see it.
@@ -39,7 +40,7 @@ OP_NAME = "predictor::conv2d"
 _DISPATCHERS: dict[str, Any] = {}
 _WORKSPACE: dict[tuple[str, tuple[int, ...], int], int] = {}
 _OP: Any = None
-_SCHEMA = "(Tensor x, Tensor w, int stride, int pad, int dilation, str family, int sms) -> Tensor"
+_SCHEMA = "(Tensor x, Tensor w, int stride, int pad, int dilation, str family, int sms, bool tuned=False) -> Tensor"
 
 #: Dispatcher status codes (``predictor.dispatcher``'s C ABI) and what they mean.
 STATUS = {0: "ok", -1: "invalid shape", -2: "shape the family cannot run", -3: "no portfolio kernel can implement it",
@@ -75,7 +76,7 @@ def _define_op() -> Any:
     # explicit schema: this module's annotations are strings (``from __future__ import annotations``)
     @torch.library.custom_op(OP_NAME, mutates_args=(), schema=_SCHEMA)
     def conv2d(x: torch.Tensor, w: torch.Tensor, stride: int, pad: int, dilation: int, family: str,
-               sms: int) -> torch.Tensor:
+               sms: int, tuned: bool = False) -> torch.Tensor:
         p = problem(x.shape, w.shape, stride, pad, dilation)
         disp = _DISPATCHERS.get(family)
         if disp is None:
@@ -90,14 +91,14 @@ def _define_op() -> Any:
             need = _WORKSPACE[key] = disp.workspace_bytes(family, shape, sms)
         ws = torch.empty(max(need, 1), dtype=torch.uint8, device=x.device)
         st, _ = disp.conv2d(family, shape, sms, x.data_ptr(), w.data_ptr(), y.data_ptr(), 1.0, 0.0,
-                            ws.data_ptr(), need, torch.cuda.current_stream(x.device).cuda_stream)
+                            ws.data_ptr(), need, torch.cuda.current_stream(x.device).cuda_stream, tuned=tuned)
         if st != 0:
             raise RuntimeError(f"{OP_NAME} ({family}, {p.key}): dispatcher status {st} ({STATUS.get(st, '?')})")
         return y
 
     @conv2d.register_fake
     def _(x: torch.Tensor, w: torch.Tensor, stride: int, pad: int, dilation: int, family: str,
-          sms: int) -> torch.Tensor:
+          sms: int, tuned: bool = False) -> torch.Tensor:
         p = problem(x.shape, w.shape, stride, pad, dilation)
         return x.new_empty((p.N, p.K, p.P, p.Q)).contiguous(memory_format=torch.channels_last)
 
@@ -170,23 +171,23 @@ def module_class() -> type:
     class CutlassConv2d(torch.nn.Module):
         """An ``nn.Conv2d`` whose forward runs ``torch.ops.predictor.conv2d``."""
 
-        def __init__(self, conv: Any, family: str, sms: int) -> None:
+        def __init__(self, conv: Any, family: str, sms: int, tuned: bool = False) -> None:
             super().__init__()
             self.stride, self.pad, self.dilation = conv_params(conv)
-            self.family, self.sms = family, int(sms)
+            self.family, self.sms, self.tuned = family, int(sms), bool(tuned)
             self.weight = torch.nn.Parameter(conv.weight.detach().contiguous(memory_format=torch.channels_last),
                                              requires_grad=False)
             self.bias = None if conv.bias is None else torch.nn.Parameter(conv.bias.detach(), requires_grad=False)
 
         def forward(self, x: Any) -> Any:
             y = torch.ops.predictor.conv2d(x, self.weight, self.stride, self.pad, self.dilation, self.family,
-                                           self.sms)
+                                           self.sms, self.tuned)
             return y if self.bias is None else y + self.bias.view(1, -1, 1, 1)
 
         def extra_repr(self) -> str:
             k, c, r, s = self.weight.shape
             return f"{c}, {k}, kernel_size=({r}, {s}), stride={self.stride}, padding={self.pad}, " \
-                   f"dilation={self.dilation}, family={self.family}"
+                   f"dilation={self.dilation}, family={self.family}" + (", tuned" if self.tuned else "")
 
     _MODULE_CLASS.append(CutlassConv2d)
     return CutlassConv2d
@@ -204,7 +205,7 @@ class ConvertReport:
 
 
 def convert(module: Any, family: str = "f16nhwc", sms: int = DEFAULT_SMS,
-            example_input: Any | None = None) -> ConvertReport:
+            example_input: Any | None = None, tuned: bool = False) -> ConvertReport:
     """Swap the eligible ``nn.Conv2d`` layers of ``module`` (in place) for ``CutlassConv2d`` (:func:`module_class`).
 
     Without ``example_input`` a layer is eligible on its parameters (fp16, groups 1, square
@@ -212,12 +213,20 @@ def convert(module: Any, family: str = "f16nhwc", sms: int = DEFAULT_SMS,
     ``example_input`` (forward hooks record each layer's input shape) and a layer is converted only
     where the dispatcher's model selects a kernel for that shape.  ``family`` may be a choice
     (``"f16nhwc+f16nhwc90"``, a dispatcher generated for it): each layer then runs the kernel of
-    whichever member family the model picks for its shape."""
+    whichever member family the model picks for its shape.
+
+    ``tuned=True``: the layers run the dispatcher's first-call tuning (``pkd_conv2d_tuned_<family>``,
+    :mod:`predictor.dispatcher`): the first eager call of each shape times the model's candidates once
+    and keeps the fastest (it synchronises the device); later calls, and CUDA-graph captures, run the
+    kept kernel.  Run the model once eagerly before capturing it: a capture never tunes (a shape not
+    tuned yet runs the static pick)."""
     torch = _torch()
     family = model_key(family).value  # a family or a choice such as "f16nhwc+f16nhwc90"
     disp = _DISPATCHERS.get(family)
     if disp is None:
         raise ValueError(f"no dispatcher loaded for family {family!r} (loaded: {loaded_families()})")
+    if tuned:
+        disp._fn("conv2d_tuned", family)  # ValueError for a library built before first-call tuning
     shapes: dict[str, tuple[int, ...]] = {}
     if example_input is not None:
         def record(name: str) -> Any:
@@ -243,7 +252,7 @@ def convert(module: Any, family: str = "f16nhwc", sms: int = DEFAULT_SMS,
             report.kept[name] = reason
             continue
         parent, _, leaf = name.rpartition(".")
-        setattr(module.get_submodule(parent) if parent else module, leaf, cls(conv, family, sms))
+        setattr(module.get_submodule(parent) if parent else module, leaf, cls(conv, family, sms, tuned))
         report.converted.append(name)
     _LOG.info("%s: %s", family, report)
     return report

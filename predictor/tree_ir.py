@@ -26,6 +26,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 FORMAT = "predictor.tree_ir/1"
+#: Most candidates a leaf records for first-call tuning (:attr:`Leaf.candidates`, the label first).
+MAX_CANDIDATES = 3
 
 
 class TreeIRError(ValueError):
@@ -83,9 +85,17 @@ class Split:
 
 @dataclass(frozen=True)
 class Leaf:
-    """Terminal node: the class label (a config name)."""
+    """Terminal node: the class label (a config name), and the configs worth timing on a first call
+    (``candidates``: the label first, then the next ones by the criterion that chose the label;
+    empty: the label alone)."""
 
     label: str
+    candidates: tuple[str, ...] = ()
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The candidates, or the label alone where none are recorded."""
+        return self.candidates or (self.label,)
 
 
 Node = Split | Leaf
@@ -121,6 +131,14 @@ class TreeIR:
             path.append(node.left if features[node.feature] <= node.threshold else node.right)
             node = self.nodes[path[-1]]
         return path
+
+    def candidates(self, features: Sequence[int]) -> tuple[str, ...]:
+        """The candidates of the leaf ``features`` reach (:attr:`Leaf.choices`: the label first)."""
+        nodes = self.nodes
+        node = nodes[0]
+        while isinstance(node, Split):
+            node = nodes[node.left if features[node.feature] <= node.threshold else node.right]
+        return node.choices
 
     def predict_index(self, features: Sequence[int]) -> int:
         """Index into :attr:`classes` of the prediction."""
@@ -181,6 +199,11 @@ class TreeIR:
             elif isinstance(node, Leaf):
                 if node.label not in self.classes:
                     raise TreeIRError(f"node {i}: label {node.label!r} is not in the portfolio")
+                c = node.candidates
+                if c and (c[0] != node.label or len(set(c)) != len(c) or not set(c) <= set(self.classes)
+                          or len(c) > MAX_CANDIDATES):
+                    raise TreeIRError(f"node {i}: candidates {list(c)} must start with the label {node.label!r} "
+                                      f"and be at most {MAX_CANDIDATES} distinct configs of the portfolio")
             else:
                 raise TreeIRError(f"node {i}: unknown node type {type(node).__name__}")
         unreachable = [i for i, s in enumerate(seen) if s == 0]
@@ -196,7 +219,7 @@ class TreeIR:
                 nodes.append({"feature": node.feature, "threshold": node.threshold,
                               "left": node.left, "right": node.right})
             else:
-                nodes.append({"label": node.label})
+                nodes.append({"label": node.label, **({"candidates": list(node.candidates)} if node.candidates else {})})
         return {"format": FORMAT, "feature_names": list(self.feature_names),
                 "classes": list(self.classes), "nodes": nodes, "meta": dict(self.meta)}
 
@@ -207,7 +230,7 @@ class TreeIR:
         nodes: list[Node] = []
         for i, nd in enumerate(d["nodes"]):
             if "label" in nd:
-                nodes.append(Leaf(str(nd["label"])))
+                nodes.append(Leaf(str(nd["label"]), tuple(str(c) for c in nd.get("candidates", ()))))
             else:
                 try:
                     nodes.append(Split(int(nd["feature"]), _as_int(nd["threshold"]),
@@ -249,6 +272,7 @@ class TreeIR:
         feature matrix) is given, asserts that the IR's predictions equal ``clf.predict``."""
         tree = clf.tree_
         node_labels = getattr(clf, "node_labels", None)
+        node_cands = getattr(clf, "node_candidates", None)  # per node, label first (LeafTree)
         if node_labels is None and tree.n_outputs != 1:
             raise TreeIRError("only single-output trees are supported")
         if tree.n_features != len(feature_names):
@@ -263,11 +287,19 @@ class TreeIR:
 
         out: list[Node] = []
 
+        def cands(i: int) -> tuple[str, ...]:
+            if node_cands is None:
+                return ()
+            c = tuple(str(v) for v in node_cands[i])
+            if node_labels is not None and c and c[0] != str(node_labels[i]):
+                raise TreeIRError(f"node {i}: candidates {list(c)} do not start with its label {node_labels[i]!r}")
+            return c
+
         def emit(i: int) -> int:
             # returns the index of the emitted node; collapses splits whose subtrees agree
             if left[i] == -1:  # sklearn's TREE_LEAF
                 if node_labels is not None:
-                    out.append(Leaf(str(node_labels[i])))
+                    out.append(Leaf(str(node_labels[i]), cands(i)))
                 else:  # same argmax as DecisionTreeClassifier.predict (first maximum)
                     out.append(Leaf(labels[int(np.argmax(value[i, 0, :]))]))
                 return len(out) - 1
@@ -280,8 +312,10 @@ class TreeIR:
             ri = emit(int(right[i]))
             ln, rn = out[li], out[ri]
             if isinstance(ln, Leaf) and isinstance(rn, Leaf) and ln.label == rn.label:
+                # one leaf: the training problems of both, i.e. of this node (whose answer is the same
+                # label: the least-cost config of both halves is the least-cost config of their union)
                 del out[slot:]
-                out.append(Leaf(ln.label))
+                out.append(Leaf(ln.label, cands(i) if node_cands is not None else ()))
                 return slot
             out[slot] = Split(int(feat[i]), t, li, ri)
             return slot
@@ -330,4 +364,4 @@ def _as_int(v: Any) -> int:
     return v
 
 
-__all__ = ["TreeIR", "Split", "Leaf", "TreeIRError", "compose", "exact_int_threshold", "sklearn_goes_left", "FORMAT"]
+__all__ = ["MAX_CANDIDATES", "TreeIR", "Split", "Leaf", "TreeIRError", "compose", "exact_int_threshold", "sklearn_goes_left", "FORMAT"]

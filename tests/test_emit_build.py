@@ -130,7 +130,7 @@ def _two_config_dispatcher(tmp_path: Path, second: KernelConfig) -> Path:
     meta = {"family": "i8nc32", "gpu_slug": "t", "gpu": "hand-made", "sms": 132,
             "smem_bytes": {c: 100000 for c in classes}, "sm87_ok": {c: True for c in classes}}
     ir = TreeIR(tuple(FEATURE_NAMES), tuple(classes),
-                (Split(FEATURE_NAMES.index("gemm_m"), 4096, 1, 2), Leaf(classes[0]), Leaf(classes[1])), meta)
+                (Split(FEATURE_NAMES.index("gemm_m"), 4096, 1, 2), Leaf(classes[0], tuple(classes)), Leaf(classes[1])), meta)
     (tmp_path / "models").mkdir()
     ir.validate().save(tmp_path / "models" / "t-i8nc32.tree.json")
     export_models_dir(tmp_path / "models", "t", tmp_path / "export")
@@ -165,6 +165,8 @@ def test_dispatcher_builds_in_parallel_parts(tmp_path: Path) -> None:
     for c in (SEED_CONFIG, other):
         assert syms.count(f"pk_run_{c.kernel_name}") == 1
     assert syms.count("pkd_conv2d_i8nc32") == 1 and syms.count("pkd_select_i8nc32") == 1
+    for fn in ("conv2d_tuned", "candidates", "tuned_pick", "tune_clear"):  # first-call tuning
+        assert syms.count(f"pkd_{fn}_i8nc32") == 1
     assert not list(lib.parent.glob("*.part*.o"))  # the parts' objects are removed after linking
 
 

@@ -18,7 +18,7 @@ import pytest
 from predictor.config import FAMILY_SPECS, Family
 from predictor.export_cpp import HEADER_FIRST_LINE, namespace_name
 from predictor.features import ARGS, FEATURE_NAMES, LIMITS, compute, validate
-from predictor.selector import LoadedModel, select
+from predictor.selector import LoadedModel, candidates, select
 from predictor.tree_ir import Split, TreeIR
 
 GXX = shutil.which("g++")
@@ -34,7 +34,7 @@ WARN = ["-std=c++17", "-Wall", "-Wextra", "-Werror", "-Wpedantic", "-Wshadow", "
 def driver_source(header: Path, ns: str, families: Sequence[str]) -> str:
     """A driver reading ``family N C H W K R S stride pad dilation sms`` lines, printing
     ``index name``; with static_asserts that the selection is a constant expression."""
-    asserts, branches = [], []
+    asserts, branches, helpers = [], [], []
     for f in families:
         cm = FAMILY_SPECS[Family(f)].channel_multiple
         asserts += [
@@ -43,10 +43,14 @@ def driver_source(header: Path, ns: str, families: Sequence[str]) -> str:
             f"static_assert(ns::select_{f}(1, {cm + 1}, 56, 56, 64, 3, 3, 1, 1, 1) == ns::kUnsupportedShape, \"C\");",
             f"static_assert(ns::name_{f}(-1) == nullptr && ns::config_{f}(ns::kNumConfigs_{f}) == nullptr, \"\");",
             f"static_assert(ns::kTrainedSms_{f} == {SMS}, \"trained sms\");",
+            f"static_assert(first_candidate_{f}() == ns::select_{f}(1, 64, 56, 56, 64, 3, 3, 1, 1, 1), \"\");",
         ]
+        helpers.append(f"constexpr int first_candidate_{f}() {{ int o[ns::kMaxCandidates] = {{}}; "
+                       f"return ns::candidates_{f}(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, o) > 0 ? o[0] : -9; }}")
         branches.append(
             f"    {'else ' if branches else ''}if (fam == \"{f}\") {{ r = ns::select_{f}(a[0], a[1], a[2], a[3], a[4], "
-            f"a[5], a[6], a[7], a[8], a[9], a[10]); name = ns::name_{f}(r); }}")
+            f"a[5], a[6], a[7], a[8], a[9], a[10]); name = ns::name_{f}(r); "
+            f"n = ns::candidates_{f}(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], o, a[10]); }}")
     return f"""\
 #include <cstdint>
 #include <cstdio>
@@ -55,6 +59,7 @@ def driver_source(header: Path, ns: str, families: Sequence[str]) -> str:
 #include "{header}"
 
 namespace ns = cutlass_conv_predictor::{ns};
+{chr(10).join(helpers)}
 {chr(10).join(asserts)}
 
 int main() {{
@@ -64,11 +69,14 @@ int main() {{
     for (auto& v : a) {{
       if (!(std::cin >> v)) return 3;
     }}
-    int r = 0;
+    int r = 0, n = 0;
+    int o[ns::kMaxCandidates] = {{-9, -9, -9}};
     const char* name = nullptr;
 {chr(10).join(branches)}
     else return 2;
-    std::printf("%d %s\\n", r, name ? name : "-");
+    std::printf("%d %s %d", r, name ? name : "-", n);
+    for (int j = 0; j < n; ++j) std::printf(" %d", o[j]);
+    std::printf("\\n");
   }}
   return 0;
 }}
@@ -84,15 +92,16 @@ def compile_driver(src: str, out: Path, flags: Sequence[str]) -> Path:
     return out
 
 
-def run_driver(exe: Path, rows: Sequence[Row]) -> list[tuple[int, str]]:
+def run_driver(exe: Path, rows: Sequence[Row]) -> list[tuple[int, str, tuple[int, ...]]]:
+    """(select's index, its name, candidates' result: the indices, or the negative code alone) per row."""
     text = "".join(f"{f} {' '.join(map(str, a))}\n" for f, a in rows)
     env = {**os.environ, "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
     proc = subprocess.run([str(exe)], input=text, capture_output=True, text=True, env=env)
     assert proc.returncode == 0 and "runtime error" not in proc.stderr, proc.stderr[-2000:]
     out = []
     for line in proc.stdout.splitlines():
-        i, name = line.split(" ", 1)
-        out.append((int(i), name))
+        i, name, n, *cands = line.split(" ")
+        out.append((int(i), name, tuple(int(c) for c in cands) if int(n) > 0 else (int(n),)))
     assert len(out) == len(rows)
     return out
 
@@ -298,14 +307,31 @@ def python_result(model: Path, args: Sequence[int]) -> int:
         return -2
 
 
-def check_agreement(rows: Sequence[Row], cpp: Sequence[tuple[int, str]],
+def python_candidates(model: Path, args: Sequence[int]) -> tuple[int, ...]:
+    """``predictor.candidates`` as the C++ driver prints it: the indices, or the negative code alone."""
+    N, C, H, W, K, R, S, stride, pad, dil, sms = args
+    try:
+        return tuple(s.index for s in candidates(N, C, H, W, K, R, S, stride=stride, pad=pad, dilation=dil, sms=sms,
+                                                 model=str(model)))
+    except ValueError as exc:
+        if str(exc).startswith(f"sms={sms}: ") and "trained at" in str(exc):
+            got = _generated(model).candidates_fn(*args)
+            return got if type(got) is tuple else (got,)
+        return (python_result(model, args),)
+
+
+def check_agreement(rows: Sequence[Row], cpp: Sequence[tuple[int, str, tuple[int, ...]]],
                     models: dict[str, tuple[TreeIR, object, Path]]) -> dict[str, int]:
     counts = {"valid": 0, "invalid": 0, "unsupported": 0}
     by_fam: dict[str, list[int]] = {}
-    for j, ((fam, args), (ci, cname)) in enumerate(zip(rows, cpp)):
+    for j, ((fam, args), (ci, cname, cc)) in enumerate(zip(rows, cpp)):
         ir, _, path = models[fam]
         py = python_result(path, args)
         assert ci == py, (fam, args, ci, py)
+        pc = python_candidates(path, args)
+        assert cc == pc and pc[0] == py, (fam, args, cc, pc)
+        if py >= 0:
+            assert pc == tuple(ir.classes.index(c) for c in ir.candidates(compute(dict(zip(ARGS, args)))))
         if py >= 0:
             assert cname == ir.classes[py]
             by_fam.setdefault(fam, []).append(j)
@@ -392,7 +418,7 @@ def test_unsupported_channels(driver: Path, models, synthetic_models) -> None:
             rows.append((fam, (1, c, 28, 28, 64, 3, 3, 1, 1, 1, SMS)))
             rows.append((fam, (1, 64, 28, 28, c, 3, 3, 1, 1, 1, SMS)))
     cpp = run_driver(driver, rows)
-    assert all(r == (-2, "-") for r in cpp)
+    assert all(r == (-2, "-", (-2,)) for r in cpp)
     check_agreement(rows, cpp, models)
 
 

@@ -140,6 +140,35 @@ def test_leaves_answer_their_least_regret_config(data, kind: str) -> None:
     assert R[i, j] == pytest.approx(np.log(table.worst[i] / table.oracle[i]))
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_leaves_record_their_next_best_candidates(data, kind: str) -> None:
+    """Every IR leaf's candidates: its label, then the model's configs of least summed regret over the
+    leaf's training problems (``class``: the next classes by weight); merged sibling leaves take the
+    candidates of their parent (the union of their problems)."""
+    df, _ = data
+    table = family_table(df, FAM).table
+    X = table.features().to_numpy(dtype=np.int64)
+    fitted = fit_model(table, X, kind, (6, "expand" if kind == "class" else "regret", 4, 6), 0)
+    ir = TreeIR.from_sklearn(fitted.model, FEATURE_NAMES, classes=fitted.classes, check_X=X)
+    assert TreeIR.from_json(ir.to_json()).to_json() == ir.to_json()
+    R = regret_matrix(table)
+    col = {c: j for j, c in enumerate(table.configs)}
+    rows_of: dict[int, list[int]] = {}
+    for r, x in enumerate(X.tolist()):
+        rows_of.setdefault(ir.decision_path(x)[-1], []).append(r)
+    seen = 0
+    for leaf, rows in rows_of.items():
+        c = ir.nodes[leaf].candidates
+        assert c[0] == ir.nodes[leaf].label and 1 <= len(c) <= 3 and set(c) <= set(fitted.classes)
+        if kind != "class":
+            totals = R[rows].sum(axis=0)
+            others = sorted((c_ for c_ in fitted.classes if c_ != c[0]), key=lambda n: (totals[col[n]], col[n]))
+            assert list(c[1:]) == others[:len(c) - 1]
+            assert len(c) == min(3, len(fitted.classes))
+        seen += len(c) > 1
+    assert seen
+
+
 def test_label_time_follows_timing_method() -> None:
     df = pd.DataFrame({"time_us": [10.0, 10.0, 10.0, 10.0], "retime_us": [11.0, np.nan, 11.0, np.nan],
                        "timing_method": [1, 1, 2, 2]})
@@ -163,6 +192,10 @@ def test_cli_report(data, tmp_path: Path) -> None:
     n_layers = int(sum(str(s).startswith("net:") for s in table.sources))
     assert len(layers) == 2 * n_layers and set(layers["kind"]) == {"class", "repick"}
     assert ((layers["score"] > 0) & (layers["score"] <= layers["bound"] + 1e-12)).all()
+    # first-call tuning: the pick is the first candidate, and the best candidate is one of the model's configs
+    assert ((layers["tuned"] >= layers["score"]) & (layers["tuned"] <= layers["bound"] + 1e-12)).all()
+    assert (layers["tuned"] > layers["score"]).any() and layers["candidates"].between(1, 3).all()
+    assert "tuned" in text
 
 
 def test_cli_bad_input(tmp_path: Path) -> None:

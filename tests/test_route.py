@@ -152,6 +152,11 @@ def test_training_composes_two_models(trained) -> None:
     left_nodes = set(range(1, root.right))  # the rest tree: conv configs only
     assert all(KernelConfig.from_name(ir.nodes[i].label).family is not GEMM
                for i in left_nodes if isinstance(ir.nodes[i], Leaf))
+    # first-call tuning candidates: conv configs only off pointwise, any of the model's configs on it
+    for i, node in enumerate(ir.nodes):
+        if isinstance(node, Leaf):
+            assert node.candidates[0] == node.label and len(node.candidates) == 3
+            assert i not in left_nodes or all(KernelConfig.from_name(c).family is not GEMM for c in node.candidates)
     saved = joblib.load(trained.model.with_suffix("").with_suffix(".joblib"))
     model = saved["model"]
     assert isinstance(model, RoutedTree) and model.feature == PW

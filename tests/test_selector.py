@@ -199,3 +199,32 @@ def test_a_model_refuses_sm_counts_it_was_not_trained_at():
         select(1, 64, 56, 56, 64, 3, 3, sms=16)
     with pytest.raises(ValueError, match="sms"):
         select(1, 64, 56, 56, 64, 3, 3, sms="16")
+
+
+def test_candidates_mirror_select(model: str, f16_model: str) -> None:
+    """``predictor.candidates``: select's signature, arguments and errors; the pick first, then the
+    leaf's other candidates (the IR's), at most 3, distinct."""
+    assert predictor.candidates is selector.candidates
+    assert list(inspect.signature(predictor.candidates).parameters) == list(inspect.signature(select).parameters)
+    ir = TreeIR.load(model)
+    seen = 0
+    for n, c, h in ((1, 64, 56), (8, 256, 28), (32, 512, 7), (4, 128, 112), (16, 1024, 14)):
+        args = {**BASE, "N": n, "C": c, "K": c, "H": h, "W": h}
+        cands = predictor.candidates(**args, model=model)
+        assert cands[0] == select(**args, model=model) and 1 <= len(cands) <= 3
+        assert len({s.index for s in cands}) == len(cands) and not any(s.fallback for s in cands)
+        feats = compute({**args, "stride": 1, "pad": 1, "dilation": 1, "sms": ir.meta["sms"]})
+        assert tuple(s.name for s in cands) == ir.candidates(feats)
+        assert predictor.candidates(**{k: np.int64(v) for k, v in args.items()}, model=model) == cands
+        seen += len(cands) > 1
+    assert seen  # the synthetic models' leaves record several candidates
+    with pytest.raises(ValueError, match="^C=48 is not a multiple of 32"):
+        predictor.candidates(**{**BASE, "C": 48}, model=model)
+    padded = predictor.candidates(**{**BASE, "C": 48}, model=model, on_unsupported="pad")
+    assert all(s.fallback and "C=48 padded to 64" in s.reason for s in padded)
+    assert [s.index for s in padded] == [s.index for s in predictor.candidates(**{**BASE, "C": 64}, model=model)]
+    with pytest.raises(ValueError, match="^N"):
+        predictor.candidates(**{**BASE, "N": 0}, model=model)
+    with pytest.raises(ValueError, match="on_unsupported"):
+        predictor.candidates(**BASE, model=model, on_unsupported="nope")
+    assert predictor.candidates(**BASE, family="f16nhwc")[0] == select(**BASE, family="f16nhwc")  # shipped model

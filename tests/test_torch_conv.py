@@ -72,3 +72,42 @@ def test_op_matches_cudnn_and_captures_in_a_graph() -> None:
     err = float((out.float() - ref.float()).norm() / ref.float().norm())
     assert err < 1e-2
     assert torch.equal(gout, out)
+
+
+def test_op_schema_has_the_tuned_flag() -> None:
+    """``tuned`` defaults to False (the static pick); the fake implementation takes it (no GPU needed)."""
+    torch_conv._define_op()
+    schema = str(torch.ops.predictor.conv2d.default._schema)
+    assert "bool tuned=False" in schema
+    x = torch.empty(2, 16, 9, 9, device="meta")
+    w = torch.empty(32, 16, 3, 3, device="meta")
+    for args in ((), (True,)):
+        y = torch.ops.predictor.conv2d(x, w, 2, 1, 1, "f16nhwc", 132, *args)
+        assert tuple(y.shape) == (2, 32, 5, 5)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not (torch.cuda.is_available() and os.environ.get("PREDICTOR_DISPATCHER")),
+                    reason="needs a GPU and PREDICTOR_DISPATCHER=<built dispatcher .so>")
+def test_tuned_op_matches_the_static_op_and_captures() -> None:
+    fams = torch_conv.load(os.environ["PREDICTOR_DISPATCHER"])
+    fam = next(f for f in fams if "f16" in f)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(64, 128, 3, padding=1), torch.nn.ReLU(),
+                              torch.nn.Conv2d(128, 64, 1, stride=2, bias=False))
+    net = net.half().cuda().eval().to(memory_format=torch.channels_last)
+    x = torch.randn(4, 64, 40, 40, device="cuda", dtype=torch.float16).contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        ref = net(x)
+        rep = torch_conv.convert(net, fam, example_input=x, tuned=True)
+        assert rep.converted == ["0", "2"] and all(m.tuned for m in net if hasattr(m, "tuned"))
+        out = net(x)  # first call: tunes
+        again = net(x)  # cached winners
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            gout = net(x)
+        g.replay()
+        torch.cuda.synchronize()
+    err = float((out.float() - ref.float()).norm() / ref.float().norm())
+    assert err < 1e-2
+    assert torch.equal(again, out) and torch.equal(gout, out)
