@@ -141,7 +141,8 @@ GRIDS: dict[Family, Sm80Grid | Sm90Grid | GemmGrid] = {
     # warp-specialized on tiles above 128x128 (a single warp group would hold 256 int32 accumulators a
     # thread: spills, as for fp16), cooperative below tile M 128 (the builder splits M over 2 warp
     # groups of 64), stream-K off the cooperative schedule (CUTLASS: cooperative only), u8 and the
-    # int32-output kernels the generator also lists (not this family's tensors).
+    # int32-output kernels the generator also lists (not this family's tensors).  Every one of the 50
+    # configs compiles for sm_90a (nvcc 13.0, CUTLASS 4.2; built on a CPU, 2026-12-01: 36-100 s a kernel).
     Family.I8_GEMM_SM90: GemmGrid(generator="GenerateSM90_TensorOp_int8_WGMMA_gemm", tile_k=128),
 }
 
