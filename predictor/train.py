@@ -353,8 +353,9 @@ class ShippedRun:
 SHIPPED_RUNS = (
     ShippedRun("h200", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm90.parquet",
                         "sweeps/h200-sm90-nets.parquet", "sweeps/h200-sm90-i8.parquet",
-                        "sweeps/h200-sm90-i8-nets.parquet", "sweeps/h200-gemm90.parquet"),
-               choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90")),
+                        "sweeps/h200-sm90-i8-nets.parquet", "sweeps/h200-gemm90.parquet",
+                        "sweeps/h200-i8gemm90.parquet"),
+               choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90")),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet"), "sm_87"),
