@@ -52,7 +52,8 @@ def test_one_instance_per_kernel() -> None:
 
 
 def test_dispatcher_defaults_follow_the_family_specs() -> None:
-    from predictor.dispatcher import DISPATCH_ARCHS, _cmake_text, default_families
+    from predictor.dispatch_text import DISPATCH_ARCHS, cmake_text as _cmake_text
+    from predictor.dispatcher import default_families
 
     assert default_families() == [f.value for f in Family if f.spec.arch_min == "sm_80"]
     assert "set(CMAKE_CUDA_ARCHITECTURES 87 90)" in _cmake_text("x", [])
