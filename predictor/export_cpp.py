@@ -166,6 +166,10 @@ def family_code(ir: TreeIR, model_sha: str | None = None, with_family: bool = Fa
     if max(len(n.choices) for n in ir.nodes if isinstance(n, Leaf)) > MAX_CANDIDATES:
         raise ValueError(f"{key.value}: a leaf has more than {MAX_CANDIDATES} candidates")
     unused = "\n".join(f"  static_cast<void>({n});" for n, _ in DERIVED)
+    # what select_F and candidates_F both do before their tree: validation, the channel multiple, derived values
+    checks = "\n".join([cpp_validation_code("  ", INVALID_SHAPE.cpp_name),
+                        f"  if ({' || '.join(f'{a} % INT64_C({cm}) != 0' for a in CHANNEL_ARGS)}) "
+                        f"return {UNSUPPORTED_SHAPE.cpp_name};", cpp_derived_code("  "), unused])
     info = [
         f"// ---- {'family' if isinstance(key, Family) else 'choice'} {key.value}: {_comment(key.description)}",
         f"// sweep {_comment(meta.get('sweep', '?'))} sha256 {meta.get('sweep_sha256', '?')}",
@@ -193,10 +197,7 @@ inline constexpr KernelConfig kConfigs_{f}[kNumConfigs_{f}] = {{
 /// {INVALID_SHAPE.cpp_name} (an argument outside its limits, or an empty output) or {UNSUPPORTED_SHAPE.cpp_name}
 /// (C or K not a multiple of {cm}).  Defined for every int64 input; usable in constant expressions.
 constexpr int select_{f}({params}) noexcept {{
-{cpp_validation_code("  ", INVALID_SHAPE.cpp_name)}
-  if ({" || ".join(f"{a} % INT64_C({cm}) != 0" for a in CHANNEL_ARGS)}) return {UNSUPPORTED_SHAPE.cpp_name};
-{cpp_derived_code("  ")}
-{unused}
+{checks}
 {chr(10).join(cpp_tree(ir, "  ", exprs=cpp_feature_exprs()))}
 }}
 
@@ -205,10 +206,7 @@ constexpr int select_{f}({params}) noexcept {{
 /// over the leaf's training problems); returns n (1 to kMaxCandidates), or select_{f}'s negative
 /// result (out untouched).  Time each once and keep the fastest (the dispatcher's pkd_conv2d_tuned_{f}).
 constexpr int candidates_{f}({cand_params}) noexcept {{
-{cpp_validation_code("  ", INVALID_SHAPE.cpp_name)}
-  if ({" || ".join(f"{a} % INT64_C({cm}) != 0" for a in CHANNEL_ARGS)}) return {UNSUPPORTED_SHAPE.cpp_name};
-{cpp_derived_code("  ")}
-{unused}
+{checks}
 {chr(10).join(cpp_tree(ir, "  ", exprs=cpp_feature_exprs(), candidates="out"))}
 }}
 

@@ -131,16 +131,15 @@ def _node_costs(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int], 
     return np.asarray(path.T @ all_regret)  # (nodes, configs)
 
 
-def _node_answers(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int], X: np.ndarray,
-                  all_regret: np.ndarray | None) -> np.ndarray:
+def _node_answers(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int],
+                  costs: np.ndarray | None) -> np.ndarray:
     """Config index (into the table) that every node of ``tree`` answers: the majority class
-    (``class``) or the least total log-regret config of the training problems in the node."""
+    (``class``; ``costs`` unused) or the config of least ``costs`` (:func:`_node_costs`: the least
+    total log-regret of the training problems in the node)."""
     if kind == "class":
         return np.asarray(port)[classes[np.argmax(tree.tree_.value[:, 0, :], axis=1)]]
-    assert all_regret is not None
-    totals = _node_costs(kind, tree, classes, port, X, all_regret, all_regret.shape[1])
-    return np.argmin(totals, axis=1)  # first minimum: configs are sorted by name
-
+    assert costs is not None
+    return np.argmin(costs, axis=1)  # first minimum: configs are sorted by name
 
 
 def node_candidates(costs: np.ndarray, answers: np.ndarray, configs: Sequence[str], allowed: Sequence[str],
@@ -226,8 +225,9 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
         raise TrainError("no portfolio could be formed")
     label, regret = portfolio_targets(table, port)
     tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed)
-    all_regret = None if kind == "class" else regret_matrix(table)
-    answers = _node_answers(kind, tree, classes, port, X, all_regret)
+    costs = _node_costs(kind, tree, classes, port, X, None if kind == "class" else regret_matrix(table),
+                        len(table.configs))
+    answers = _node_answers(kind, tree, classes, port, costs)
     labels = [table.configs[j] for j in answers]
     names = tuple(table.configs[j] for j in port)
     leaf = tree.tree_.children_left == -1
@@ -235,21 +235,17 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
         exported = names
     else:
         exported = tuple(table.configs[j] for j in sorted(set(answers[leaf].tolist())))
-    model = LeafTree(tree, labels, kind)
-    set_candidates(model, table, X, exported, classes, port)
+    model = LeafTree(tree, labels, kind, node_candidates(costs, answers, table.configs, exported))
     return Fitted(model, exported, names)
 
 
-def set_candidates(model: LeafTree, table: ShapeTable, X: np.ndarray, allowed: Sequence[str],
-                   classes: np.ndarray | None = None, port: Sequence[int] | None = None) -> None:
-    """Record every node's candidates (:func:`node_candidates`) among ``allowed`` on ``model``, fitted
-    on ``table`` (features ``X``); ``classes`` and ``port``: of a ``class`` model."""
-    if model.kind == "class":
-        assert classes is not None and port is not None
-        costs = _node_costs("class", model.estimator, classes, port, X, None, len(table.configs))
-    else:
-        costs = _node_costs(model.kind, model.estimator, np.zeros(0, np.int64), (), X, regret_matrix(table),
-                            len(table.configs))
+def set_candidates(model: LeafTree, table: ShapeTable, X: np.ndarray, allowed: Sequence[str]) -> None:
+    """Record again every node's candidates (:func:`node_candidates`) of a re-picking ``model``
+    (``repick``, ``regret``) fitted on ``table`` (features ``X``), now among ``allowed`` (a routed
+    model's sides: every config of the whole model)."""
+    assert model.kind != "class", "a class model's candidates come from its class weights (fit_model)"
+    costs = _node_costs(model.kind, model.estimator, np.zeros(0, np.int64), (), X, regret_matrix(table),
+                        len(table.configs))
     index = {c: j for j, c in enumerate(table.configs)}
     answers = np.array([index[c] for c in model.node_labels])
     model.node_candidates = node_candidates(costs, answers, table.configs, [c for c in allowed if c in index])
@@ -319,8 +315,9 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
                     if key not in cache:
                         tree, classes = _fit_tree(kind, X[tr], label, regret, weighting, max(depths), min_leaf,
                                                   seed)
-                        answers = _node_answers(kind, tree, classes, port, X[tr],
-                                                None if all_regret is None else all_regret[tr])
+                        costs = None if all_regret is None else _node_costs(
+                            kind, tree, classes, port, X[tr], all_regret[tr], all_regret.shape[1])
+                        answers = _node_answers(kind, tree, classes, port, costs)
                         cache[key] = {d: answers[nodes] for d, nodes in _nodes_by_depth(tree, X[te], depths).items()}
                     for d in depths:
                         picks.setdefault((k, weighting, min_leaf, d), np.full(n, -1, np.int64))[te] = cache[key][d]

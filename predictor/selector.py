@@ -273,44 +273,19 @@ def candidates(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride
 
 def _retry(m: LoadedModel, fn: Callable[..., Any], code: int, N: Any, C: Any, H: Any, W: Any, K: Any, R: Any, S: Any,
            stride: Any, pad: Any, dilation: Any, sms: Any, on_unsupported: str) -> tuple[Any, str | None]:
-    """:func:`_slow_path` for any generated function ``fn`` that returned ``code``: (its result, None)
-    for a valid problem (numpy integers), (its result for the padded problem, the reason) for the
+    """The slow path of a generated function ``fn`` of ``m`` (:func:`select`'s index or
+    :func:`candidates`' tuple) that returned the negative ``code``: (its result, None) for a valid
+    problem (numpy integers), (its result for the padded problem, the reason) for the
     channel-padding fallback; errors raise."""
+    ok = lambda got: type(got) is tuple or got >= 0  # noqa: E731 - a result, not a ResultCode
     args = dict(N=N, C=C, H=H, W=W, K=K, R=R, S=S, stride=stride, pad=pad, dilation=dilation, sms=sms)
     if code == ResultCode.INVALID_SHAPE:
         validate(args)  # raises ValueError naming the argument
         args = {k: int(v) for k, v in args.items()}  # e.g. numpy integers: valid, retry as int
         got = fn(*args.values())
-        if type(got) is tuple:
+        if ok(got):
             return got, None
         code = got
-    if code != ResultCode.UNSUPPORTED_SHAPE:  # pragma: no cover - validate() and the generated checks agree
-        raise AssertionError(f"generated selector returned {code} for valid arguments {args}")
-    cm = m.family.channel_multiple
-    bad = [a for a in CHANNEL_ARGS if args[a] % cm]
-    if on_unsupported != "pad":
-        a = bad[0]
-        raise ValueError(f"{a}={args[a]} is not a multiple of {cm}, which family {m.family.value} needs "
-                         f"(pass on_unsupported='pad' to select for {a} rounded up to {-(-args[a] // cm) * cm})")
-    padded = {**args, **{a: -(-args[a] // cm) * cm for a in bad}}
-    got = fn(*padded.values())
-    if type(got) is not tuple:  # pragma: no cover - rounding up within LIMITS keeps the problem valid
-        validate(padded)
-        raise AssertionError(f"padded problem {padded} still unsupported")
-    reason = ", ".join(f"{a}={args[a]} padded to {padded[a]}" for a in bad)
-    return got, f"{reason} (multiple of {cm} required by {m.family.value})"
-
-
-def _slow_path(m: LoadedModel, code: int, N: Any, C: Any, H: Any, W: Any, K: Any, R: Any, S: Any, stride: Any,
-               pad: Any, dilation: Any, sms: Any, on_unsupported: str) -> Selection:
-    """Errors, numpy integers and the channel-padding fallback."""
-    args = dict(N=N, C=C, H=H, W=W, K=K, R=R, S=S, stride=stride, pad=pad, dilation=dilation, sms=sms)
-    if code == ResultCode.INVALID_SHAPE:
-        validate(args)  # raises ValueError naming the argument
-        args = {k: int(v) for k, v in args.items()}  # e.g. numpy integers: valid, retry as int
-        code = m.fn(*args.values())
-        if code >= 0:
-            return m.selections[code]
     if code != ResultCode.UNSUPPORTED_SHAPE:  # pragma: no cover - validate() and the generated checks agree
         raise AssertionError(f"generated selector returned {code} for valid arguments {args}")
     cm = m.family.channel_multiple
@@ -322,12 +297,19 @@ def _slow_path(m: LoadedModel, code: int, N: Any, C: Any, H: Any, W: Any, K: Any
         raise ValueError(f"{a}={args[a]} is not a multiple of {cm}, which family {m.family.value} needs "
                          f"(pass on_unsupported='pad' to select for {a} rounded up to {-(-args[a] // cm) * cm})")
     padded = {**args, **{a: -(-args[a] // cm) * cm for a in bad}}
-    i = m.fn(*padded.values())
-    if i < 0:  # pragma: no cover - rounding up within LIMITS keeps the problem valid
+    got = fn(*padded.values())
+    if not ok(got):  # pragma: no cover - rounding up within LIMITS keeps the problem valid
         validate(padded)
         raise AssertionError(f"padded problem {padded} still unsupported")
     reason = ", ".join(f"{a}={args[a]} padded to {padded[a]}" for a in bad)
-    return Selection(m.configs[i], i, True, f"{reason} (multiple of {cm} required by {m.family.value})")
+    return got, f"{reason} (multiple of {cm} required by {m.family.value})"
+
+
+def _slow_path(m: LoadedModel, code: int, N: Any, C: Any, H: Any, W: Any, K: Any, R: Any, S: Any, stride: Any,
+               pad: Any, dilation: Any, sms: Any, on_unsupported: str) -> Selection:
+    """Errors, numpy integers and the channel-padding fallback of :func:`select` (:func:`_retry`)."""
+    i, reason = _retry(m, m.fn, code, N, C, H, W, K, R, S, stride, pad, dilation, sms, on_unsupported)
+    return m.selections[i] if reason is None else Selection(m.configs[i], i, True, reason)
 
 
 def cache_clear() -> None:

@@ -115,13 +115,17 @@ class TreeIR:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- queries
-    def predict(self, features: Sequence[int]) -> str:
-        """Label (config name) for one feature vector."""
+    def leaf(self, features: Sequence[int]) -> Leaf:
+        """The leaf one feature vector reaches."""
         nodes = self.nodes
         node = nodes[0]
         while isinstance(node, Split):
             node = nodes[node.left if features[node.feature] <= node.threshold else node.right]
-        return node.label
+        return node
+
+    def predict(self, features: Sequence[int]) -> str:
+        """Label (config name) for one feature vector."""
+        return self.leaf(features).label
 
     def decision_path(self, features: Sequence[int]) -> list[int]:
         """Indices of the nodes visited, root first, leaf last."""
@@ -134,11 +138,7 @@ class TreeIR:
 
     def candidates(self, features: Sequence[int]) -> tuple[str, ...]:
         """The candidates of the leaf ``features`` reach (:attr:`Leaf.choices`: the label first)."""
-        nodes = self.nodes
-        node = nodes[0]
-        while isinstance(node, Split):
-            node = nodes[node.left if features[node.feature] <= node.threshold else node.right]
-        return node.choices
+        return self.leaf(features).choices
 
     def predict_index(self, features: Sequence[int]) -> int:
         """Index into :attr:`classes` of the prediction."""
