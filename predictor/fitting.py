@@ -13,11 +13,18 @@ config name.  Three kinds differ in how the tree is grown and what a leaf answer
 * ``regret``: a multi-output ``DecisionTreeRegressor`` learns the log-regret vector of the ``k``
   portfolio members (splits that separate problems whose members rank differently); leaves are
   re-picked over the whole grid as for ``repick``.
+* ``distill``: a random forest (the teacher, :data:`TEACHER`) learns the log-regret vector of the
+  ``k`` portfolio members (clipped at :data:`REGRET_CLIP`); its least-regret member labels the
+  training problems and :data:`SYNTHETIC_COPIES` perturbed copies of each (other N, C, H, W, K:
+  :func:`synthetic_neighbours`), and one ``DecisionTreeClassifier`` (the student, exported like the
+  others) learns those labels; a leaf answers its majority label.  Forests generalise better than
+  one tree; the student keeps most of that at a single tree's cost.
 
 Every leaf also records its *candidates* for first-call tuning (:func:`node_candidates`, at most
-:data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then the exported configs (the model's
-``classes``, so a dispatcher holds no extra kernel) ranked by the same criterion, least total
-log-regret over the leaf's training problems (``class``: the next classes by weight).  They change
+:data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then exported configs (the model's
+``classes``, so a dispatcher holds no extra kernel), each the one that most lowers the leaf's total
+log-regret of the best candidate so far over its training problems, then by least total log-regret
+(``class``: the next classes by weight).  They change
 no prediction.
 
 All kinds export the same way (:meth:`predictor.tree_ir.TreeIR.from_sklearn` with the leaf labels):
@@ -46,7 +53,15 @@ from .schema import split_sm_key
 from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.
-KINDS = ("class", "repick", "regret")
+KINDS = ("class", "repick", "regret", "distill")
+#: Kinds whose leaves answer their majority class (the others re-pick over the whole grid).
+MAJORITY_KINDS = frozenset({"class", "distill"})
+#: ``distill``'s teacher: a scikit-learn random forest regressor's parameters.
+TEACHER = {"n_estimators": 100, "min_samples_leaf": 2, "max_features": 0.5}
+#: ``distill``: log-regrets above this (a member 2.7x slower) are learned as this.
+REGRET_CLIP = 1.0
+#: ``distill``: perturbed copies of each training problem the teacher labels for the student.
+SYNTHETIC_COPIES = 8
 #: The kind :mod:`predictor.train` fits unless told otherwise.
 DEFAULT_KIND = "repick"
 #: Default hyper-parameter grid.
@@ -98,7 +113,57 @@ def regret_matrix(table: ShapeTable) -> np.ndarray:
 def _weightings(kind: str, weightings: Sequence[str]) -> list[str]:
     if kind not in KINDS:
         raise ValueError(f"unknown model kind {kind!r} (one of {KINDS})")
-    return ["uniform"] if kind == "regret" else list(weightings)
+    return ["uniform"] if kind in ("regret", "distill") else list(weightings)
+
+
+def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
+    """Feature rows of ``copies`` perturbed copies of every problem of ``X``: N, C, H, W and K scaled
+    by log-uniform factors (N in 1..64; C and K keep the largest power of two up to 32 that divides
+    both, so they stay runnable; H, W by up to 2x either way), the filter, stride, padding,
+    dilation and SM count kept (so ``pointwise`` and the SM count stay as they were)."""
+    import pandas as pd
+
+    from .features import ARGS, frame
+
+    if copies <= 0 or not len(X):
+        return np.zeros((0, X.shape[1]), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    raw = {a: np.repeat(X[:, FEATURE_NAMES.index(a)].astype(np.int64), copies) for a in ARGS}
+    n = len(raw["N"])
+    mult = np.gcd(np.gcd(raw["C"], raw["K"]), 32)
+    scale = lambda lo, hi: np.exp(rng.uniform(np.log(lo), np.log(hi), n))  # noqa: E731
+    raw["N"] = np.clip(np.rint(2.0 ** rng.uniform(0, 6, n)), 1, 64).astype(np.int64)
+    for a in ("C", "K"):
+        raw[a] = np.maximum(mult, np.rint(raw[a] * scale(0.5, 2.0) / mult).astype(np.int64) * mult)
+    for a in ("H", "W"):
+        raw[a] = np.maximum(np.rint(raw[a] * scale(0.5, 2.0)).astype(np.int64), 1)
+    eff = (raw["R"] - 1) * raw["dilation"] + 1  # the output must keep at least one pixel
+    raw["H"] = np.maximum(raw["H"], eff - 2 * raw["pad"])
+    raw["W"] = np.maximum(raw["W"], (raw["S"] - 1) * raw["dilation"] + 1 - 2 * raw["pad"])
+    return frame(pd.DataFrame(raw)).to_numpy(dtype=np.int64)
+
+
+_TEACHER_CACHE: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _teacher_labels(X: np.ndarray, regret: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``distill``: (training problems + their perturbed copies, the teacher's least-regret member of
+    each); cached per (X, regret, seed), since a cross-validation fold refits only the student."""
+    import hashlib
+
+    from sklearn.ensemble import RandomForestRegressor
+
+    key = hashlib.sha256(X.tobytes() + regret.tobytes() + str((X.shape, regret.shape, seed)).encode()).hexdigest()
+    if key not in _TEACHER_CACHE:
+        forest = RandomForestRegressor(random_state=seed, n_jobs=1, **TEACHER)
+        forest.fit(X.astype(np.float32), np.minimum(regret, REGRET_CLIP))
+        Z = np.vstack([X, synthetic_neighbours(X, SYNTHETIC_COPIES, seed)])
+        labels = np.argmin(forest.predict(Z.astype(np.float32)), axis=1) if regret.shape[1] > 1 \
+            else np.zeros(len(Z), np.int64)
+        if len(_TEACHER_CACHE) >= 64:
+            _TEACHER_CACHE.clear()
+        _TEACHER_CACHE[key] = (Z, labels)
+    return _TEACHER_CACHE[key]
 
 
 def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting: str,
@@ -110,24 +175,37 @@ def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, w
         keep = label >= 0
         reg = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
         return reg.fit(X[keep], regret[keep]), np.zeros(0, np.int64)
+    if kind == "distill":
+        keep = label >= 0
+        Z, labels = _teacher_labels(X[keep], regret[keep], seed)
+        clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
+        clf.fit(Z.astype(np.float32), labels)
+        return clf, np.asarray(clf.classes_)
     Xw, yw, ww = training_set(X, label, regret, weighting)
     clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
     clf.fit(Xw, yw, sample_weight=ww)
     return clf, np.asarray(clf.classes_)
 
 
+def _decision_path(tree: Any, X: np.ndarray) -> Any:
+    """(problems, nodes) sparse indicator of the nodes each row of ``X`` passes through."""
+    return tree.decision_path(X.astype(np.float32))
+
+
 def _node_costs(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int], X: np.ndarray,
-                all_regret: np.ndarray | None, n_configs: int) -> np.ndarray:
+                all_regret: np.ndarray | None, n_configs: int, path: Any = None) -> np.ndarray:
     """(nodes, configs of the table) cost by which every node of ``tree`` ranks the configs (less
     is better; ``inf``: not a choice): minus the class weight (``class``: the portfolio members), or
-    the total log-regret over the training problems in the node (the other kinds, every config)."""
-    if kind == "class":
+    the total log-regret over the training problems in the node (the other kinds, every config;
+    ``path``: :func:`_decision_path` of ``X`` if already computed)."""
+    if kind in MAJORITY_KINDS:
         value = tree.tree_.value[:, 0, :]
         costs = np.full((value.shape[0], n_configs), np.inf)
         costs[:, np.asarray(port)[classes]] = -value
         return costs
     assert all_regret is not None
-    path = tree.decision_path(X.astype(np.float32))  # (problems, nodes), sparse
+    if path is None:
+        path = _decision_path(tree, X)
     return np.asarray(path.T @ all_regret)  # (nodes, configs)
 
 
@@ -136,25 +214,46 @@ def _node_answers(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int]
     """Config index (into the table) that every node of ``tree`` answers: the majority class
     (``class``; ``costs`` unused) or the config of least ``costs`` (:func:`_node_costs`: the least
     total log-regret of the training problems in the node)."""
-    if kind == "class":
+    if kind in MAJORITY_KINDS:
         return np.asarray(port)[classes[np.argmax(tree.tree_.value[:, 0, :], axis=1)]]
     assert costs is not None
     return np.argmin(costs, axis=1)  # first minimum: configs are sorted by name
 
 
 def node_candidates(costs: np.ndarray, answers: np.ndarray, configs: Sequence[str], allowed: Sequence[str],
-                    n: int = MAX_CANDIDATES) -> list[tuple[str, ...]]:
-    """Every node's candidates: its answer, then the ``allowed`` configs of least cost (``costs``:
-    nodes x configs, :func:`_node_costs`; ties in table order), up to ``n`` in all."""
+                    n: int = MAX_CANDIDATES, path: Any = None, regret: np.ndarray | None = None
+                    ) -> list[tuple[str, ...]]:
+    """Every node's candidates, up to ``n``: its answer, then ``allowed`` configs.
+
+    With the training problems' membership (``path``: problems x nodes, :func:`_decision_path`) and
+    log-regrets (``regret``: problems x configs), each next candidate is the one that most lowers
+    the node's total log-regret of *the best of the candidates so far* (what first-call tuning
+    runs: the fastest candidate), so a candidate covers the problems its predecessors lose;
+    once none lowers it (or without ``path``), the rest follow by least ``costs`` (nodes x configs,
+    :func:`_node_costs`: the total log-regret, alone). Ties go to table order."""
     index = {c: j for j, c in enumerate(configs)}
     cols = np.array(sorted(index[c] for c in allowed), dtype=np.int64)
+    members = None if path is None or regret is None else path.tocsc()
     out = []
     for node in range(costs.shape[0]):
         first = int(answers[node])
         c = costs[node, cols]
-        order = cols[np.lexsort((cols, c))]  # by cost, then table order
-        rest = [int(j) for j in order if j != first and np.isfinite(costs[node, j])]
-        out.append(tuple(configs[j] for j in [first, *rest][:n]))
+        order = [int(j) for j in cols[np.lexsort((cols, c))] if np.isfinite(costs[node, j])]
+        chosen = [first]
+        if members is not None:
+            rows = members.indices[members.indptr[node]:members.indptr[node + 1]]
+            R = regret[np.ix_(rows, cols)]
+            best = regret[rows, first]
+            while len(chosen) < n:
+                total = np.minimum(best[:, None], R).sum(axis=0)
+                total[np.isin(cols, chosen) | ~np.isfinite(c)] = np.inf
+                j = int(np.argmin(total))  # first minimum: table order
+                if not np.isfinite(total[j]) or total[j] >= best.sum() - 1e-12:
+                    break
+                chosen.append(int(cols[j]))
+                best = np.minimum(best, R[:, j])
+        rest = [j for j in order if j not in chosen]
+        out.append(tuple(configs[j] for j in [*chosen, *rest][:n]))
     return out
 
 
@@ -225,8 +324,9 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
         raise TrainError("no portfolio could be formed")
     label, regret = portfolio_targets(table, port)
     tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed)
-    costs = _node_costs(kind, tree, classes, port, X, None if kind == "class" else regret_matrix(table),
-                        len(table.configs))
+    all_regret = None if kind == "class" else regret_matrix(table)
+    path = None if kind == "class" else _decision_path(tree, X)
+    costs = _node_costs(kind, tree, classes, port, X, all_regret, len(table.configs), path)
     answers = _node_answers(kind, tree, classes, port, costs)
     labels = [table.configs[j] for j in answers]
     names = tuple(table.configs[j] for j in port)
@@ -235,7 +335,8 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
         exported = names
     else:
         exported = tuple(table.configs[j] for j in sorted(set(answers[leaf].tolist())))
-    model = LeafTree(tree, labels, kind, node_candidates(costs, answers, table.configs, exported))
+    model = LeafTree(tree, labels, kind, node_candidates(costs, answers, table.configs, exported,
+                                                         path=path, regret=all_regret))
     return Fitted(model, exported, names)
 
 
@@ -244,11 +345,15 @@ def set_candidates(model: LeafTree, table: ShapeTable, X: np.ndarray, allowed: S
     (``repick``, ``regret``) fitted on ``table`` (features ``X``), now among ``allowed`` (a routed
     model's sides: every config of the whole model)."""
     assert model.kind != "class", "a class model's candidates come from its class weights (fit_model)"
-    costs = _node_costs(model.kind, model.estimator, np.zeros(0, np.int64), (), X, regret_matrix(table),
-                        len(table.configs))
+    all_regret = regret_matrix(table)
+    path = _decision_path(model.estimator, X)
+    # ranked by total log-regret (as ``repick`` ranks them) whatever the kind's own leaf answers
+    costs = _node_costs("repick", model.estimator, np.zeros(0, np.int64), (), X, all_regret,
+                        len(table.configs), path)
     index = {c: j for j, c in enumerate(table.configs)}
     answers = np.array([index[c] for c in model.node_labels])
-    model.node_candidates = node_candidates(costs, answers, table.configs, [c for c in allowed if c in index])
+    model.node_candidates = node_candidates(costs, answers, table.configs, [c for c in allowed if c in index],
+                                            path=path, regret=all_regret)
 
 
 # --------------------------------------------------------------------------- cross-validation

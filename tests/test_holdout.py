@@ -1,0 +1,64 @@
+"""predictor.holdout: the shipped models scored on the held-out networks' sweeps (measured H200 files,
+CPU only)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from predictor.holdout import layer_networks, main, score_key, training_keys
+from predictor.lono import load_sweeps
+from predictor.model_key import model_key
+from predictor.portfolio import effective_times
+from predictor.selector import select
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ROOT / "bench" / "holdout" / "layers"
+SWEEP = ROOT / "sweeps" / "h200-holdout-f16nhwc90.parquet"
+TRAIN = [ROOT / "sweeps" / "h200-sm90.parquet", ROOT / "sweeps" / "h200-sm90-nets.parquet"]
+
+
+@pytest.fixture(scope="module")
+def scored() -> pd.DataFrame:
+    df, _ = load_sweeps([SWEEP])
+    return score_key(df, model_key("f16nhwc90"), "h200", layer_networks(LAYERS), training_keys(TRAIN))
+
+
+def test_scores_are_the_shipped_selector_against_the_whole_grid(scored: pd.DataFrame) -> None:
+    sweep = pd.read_parquet(SWEEP)
+    ok = sweep[sweep["status"] == "ok"]
+    u = scored.drop_duplicates("shape_key")
+    assert len(u) == ok["shape_key"].nunique()
+    for r in u.sample(40, random_state=0).itertuples():
+        assert r.pick == select(r.N, r.C, r.H, r.W, r.K, r.R, r.S, stride=r.stride, pad=r.pad, dilation=r.dilation,
+                                family="f16nhwc90").name
+        rows = ok[ok["shape_key"] == r.shape_key]
+        assert r.fastest_us == pytest.approx(effective_times(rows).min())
+    assert ((u["score"] > 0) & (u["score"] <= u["tuned"] + 1e-12) & (u["tuned"] <= u["bound"] + 1e-12)).all()
+    assert (u["bound"] <= 1 + 1e-12).all() and (u["score"] < 1).any()
+
+
+def test_networks_and_new_shapes(scored: pd.DataFrame) -> None:
+    nets = layer_networks(LAYERS)
+    assert set(scored["network"]) == {p.stem for p in LAYERS.glob("*.csv")}
+    shared = [k for k, n in nets.items() if len(n) > 1 and k in set(scored["shape_key"])]
+    assert shared and all(set(scored.loc[scored["shape_key"] == k, "network"]) == set(nets[k]) for k in shared)
+    trained = training_keys(TRAIN)["f16nhwc90"]
+    assert (scored["new_shape"] == ~scored["shape_key"].isin(trained)).all()
+    assert scored["new_shape"].any() and (~scored["new_shape"]).any()
+
+
+def test_cli_report(tmp_path: Path) -> None:
+    out = tmp_path / "holdout"
+    assert main([str(SWEEP), "--layers-dir", str(LAYERS), "--out", str(out)]) == 0
+    text = (out / "REPORT.md").read_text()
+    assert text.startswith("# The shipped models on held-out networks") and "python -m predictor.holdout" in text
+    assert "| f16nhwc90 |" in text and "new shapes" in text and "`hrnet_w32`" in text
+    layers = pd.read_csv(out / "layers.csv")
+    assert set(layers["model"]) == {"f16nhwc90"} and np.isfinite(layers["score"]).all()
+    with pytest.raises(SystemExit, match="no layer CSV"):
+        main([str(SWEEP), "--layers-dir", str(tmp_path), "--out", str(out)])
+    with pytest.raises(SystemExit, match="not a shipped run"):
+        main([str(SWEEP), "--layers-dir", str(LAYERS), "--gpu", "nope", "--out", str(out)])
