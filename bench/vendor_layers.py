@@ -52,11 +52,16 @@ TITLES = {"cudnn": "our kernels vs cuDNN (fp16 NHWC)",
           "cublaslt_int8": "our int8 kernels vs cuBLASLt int8 (1x1 layers as GEMMs)"}
 
 
-def catalog_layers(batches: list[int] | None, multiple: int = 8, pointwise: bool = False) -> pd.DataFrame:
-    """Distinct problems of the network catalog (``predictor/data/networks``) with their networks: C and
-    K multiples of ``multiple``; with ``pointwise`` only the 1x1 / stride-1 / pad-0 / dilation-1 ones."""
+CATALOG = ROOT / "predictor" / "data" / "networks"
+
+
+def catalog_layers(batches: list[int] | None, multiple: int = 8, pointwise: bool = False,
+                   folder: Path = CATALOG) -> pd.DataFrame:
+    """Distinct problems of the network catalog (``predictor/data/networks``, or another ``folder`` of
+    ``--layers`` CSVs, one per network) with their networks: C and K multiples of ``multiple``; with
+    ``pointwise`` only the 1x1 / stride-1 / pad-0 / dilation-1 ones."""
     frames = []
-    for f in sorted((ROOT / "predictor" / "data" / "networks").glob("*.csv")):
+    for f in sorted(Path(folder).glob("*.csv")):
         d = pd.read_csv(f, comment="#")
         d["network"] = f.stem
         frames.append(d)
@@ -226,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--picks-kind", default=None, help="keep the picks CSVs' rows of this kind")
     p.add_argument("--build-dir", default="build", help="collector kernel libraries (for --picks)")
     p.add_argument("--batches", default=None, help="only these batch sizes, e.g. 1,8,32")
+    p.add_argument("--layers-dir", type=Path, default=CATALOG,
+                   help="the layers' CSVs, one per network (default: the catalog; e.g. bench/holdout/layers)")
     p.add_argument("--shard", default="0/1", help="i/n: every n-th layer from the i-th")
     p.add_argument("--limit", type=int, default=0, help="at most this many layers (0: all)")
     p.add_argument("--vendor", choices=sorted(VENDORS), default="cudnn",
@@ -245,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.backends.cudnn.benchmark = True
     for lib in args.library:
         torch_conv.load(lib)
-    layers = catalog_layers([int(b) for b in args.batches.split(",")] if args.batches else None, multiple, pointwise)
+    layers = catalog_layers([int(b) for b in args.batches.split(",")] if args.batches else None, multiple, pointwise,
+                            args.layers_dir)
     picks = read_picks(args.picks, args.picks_kind)
     if args.vendor != "cudnn":  # only the layers some variant has a pick for (those the sweeps measured)
         layers = layers[layers["shape_key"].isin(set().union(*(set(v) for v in picks.values())))]
@@ -283,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         d["best_any_us"] = d[best].min(axis=1)
         variants.append("best_any")
     command = "python bench/vendor_layers.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    what = ("fp16 catalog problems (C, K multiples of 8)" if args.vendor == "cudnn" else
+    source = "catalog" if Path(args.layers_dir).resolve() == CATALOG.resolve() else f"`{args.layers_dir}`"
+    what = (f"fp16 {source} problems (C, K multiples of 8)" if args.vendor == "cudnn" else
             "int8 1x1 / stride-1 / pad-0 catalog problems (C, K multiples of 16) that the picks cover; cuBLASLt: "
             "torch._int_mm, int8 x int8 -> int32 without an epilogue (ours: int8 output, float epilogue)")
     text = "\n".join([f"# Layer by layer: {TITLES[args.vendor]}", "", f"- command: `{command}`",

@@ -13,8 +13,9 @@
     cutlass::reorder_convK<32>**, or fp16 NHWC with a KRSC filter).  Returns 0, or
     -1 (invalid shape), -2 (shape the family cannot run), -3 (no portfolio kernel can implement it),
     2 (workspace too small), 3/4 (initialisation/launch error).  When the predicted kernel cannot
-    implement the problem, the other portfolio kernels are tried in table order (documented
-    fallback); ``*chosen`` receives the index that ran.
+    implement the problem, the rest of its leaf's candidates are tried (the model's next choices),
+    then the other portfolio kernels in table order (documented fallback); ``*chosen`` receives the
+    index that ran.
   - ``size_t pkd_workspace_bytes_<family>(shape, sms)``: workspace the call will need (the most any
     portfolio kernel needs, so it covers the tuned mode too).
   - **First-call tuning** (optional, for static shapes): ``int pkd_conv2d_tuned_<family>(...)``, the

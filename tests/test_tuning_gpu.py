@@ -138,3 +138,28 @@ def test_capture_never_tunes(disp, fam) -> None:
         chosen.append(disp.conv2d(fam, shape, sms(), x.data_ptr(), wt.data_ptr(), y.data_ptr(), 1.0, 0.0,
                                   ws.data_ptr(), need, stream, tuned=True))
     assert chosen[1] == (0, idx)
+
+
+#: An fp16 1x1 layer (DeepLabV3-MobileNetV3 at 1024x2048, N=32: a 2 GiB output) that no SM80 fp16 kernel
+#: can implement (measured: every f16nhwc config cannot_implement), which the choice models still pick.
+TOO_BIG_FOR_SM80 = (32, 16, 512, 1024, 64, 1, 1, 1, 0, 1)
+
+
+def test_fallback_runs_the_leafs_next_candidate(disp, fam) -> None:
+    """When the pick cannot implement the problem, the leaf's next candidate that can runs (then the
+    rest of the table): the model's next choice, not the first kernel in table order."""
+    shape = TOO_BIG_FOR_SM80
+    cands = disp.candidates(fam, shape, sms())
+    names = [disp.name(fam, i) for i in cands]
+    if not names[0].startswith("f16nhwc_"):
+        pytest.skip(f"{fam} picks {names[0]} here, which can run it")
+    x, wt, y = tensors(shape, seed=3)
+    st, idx, _ = run(disp, fam, shape, x, wt, y)
+    torch.cuda.synchronize()
+    assert st == 0 and idx != cands[0]
+    runnable = [i for i, n in zip(cands, names) if not n.startswith("f16nhwc_")]  # SM90 kernels take any size
+    if runnable:
+        assert idx == runnable[0]
+    else:
+        assert idx not in cands
+    assert close(y, reference(shape, x, wt))

@@ -2752,12 +2752,17 @@ extern "C" size_t pkd_workspace_bytes_f16nhwc_f16nhwc90(const int64_t* s, int64_
 extern "C" int pkd_conv2d_f16nhwc_f16nhwc90(const int64_t* s, int64_t sms, void* x, void* w, void* y, float alpha,
                                float beta, void* workspace, size_t workspace_bytes, void* stream,
                                int* chosen) {
-  int pick = pkd_select_f16nhwc_f16nhwc90(s, sms);
-  if (chosen) *chosen = pick;
-  if (pick < 0) return pick;
-  for (int attempt = -1; attempt < NS::kNumConfigs_f16nhwc_f16nhwc90; ++attempt) {
-    int i = attempt < 0 ? pick : attempt;
-    if (attempt >= 0 && attempt == pick) continue;
+  // the pick, then (a kernel that cannot implement the problem) the rest of its leaf's candidates,
+  // then every other config in table order
+  int cand[NS::kMaxCandidates];
+  int n = NS::candidates_f16nhwc_f16nhwc90(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], cand, sms);
+  if (chosen) *chosen = n < 0 ? n : cand[0];
+  if (n < 0) return n;
+  for (int attempt = 0; attempt < n + NS::kNumConfigs_f16nhwc_f16nhwc90; ++attempt) {
+    int i = attempt < n ? cand[attempt] : attempt - n;
+    bool again = false;
+    for (int j = 0; attempt >= n && j < n; ++j) again = again || cand[j] == i;
+    if (again) continue;
     PkProblem p = pkd_problem(s, NS::kConfigs_f16nhwc_f16nhwc90[i].split_k_slices);
     int st = kRun_f16nhwc_f16nhwc90[i](&p, x, w, y, y, alpha, beta, workspace, workspace_bytes, stream, 1, 1, 1,
                          nullptr, nullptr);
