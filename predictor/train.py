@@ -331,10 +331,22 @@ def save_model(m: FamilyModel, models_dir: Path) -> dict[str, Path]:
     tree_sha = file_sha256(paths["tree"])
     joblib.dump({"model": m.clf, "ir": m.ir.to_dict(), "meta": {**m.meta, "tree_json_sha256": tree_sha}},
                 paths["joblib"])
-    summary = {**m.summary, "files": {k: v.name for k, v in paths.items()}, "tree_json_sha256": tree_sha}
+    summary = _rounded({**m.summary, "files": {k: v.name for k, v in paths.items()}, "tree_json_sha256": tree_sha})
     paths["summary_json"].write_text(json.dumps(summary, indent=1, sort_keys=True, default=str) + "\n")
     paths["summary_md"].write_text(summary_markdown(summary))
     return paths
+
+
+def _rounded(obj: Any) -> Any:
+    """``obj`` with every float rounded to 12 significant digits: a geomean's last bit depends on the
+    numpy build's summation order, and the summary must be the same on every machine."""
+    if isinstance(obj, float):
+        return float(f"{obj:.12g}")
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_rounded(v) for v in obj]
+    return obj
 
 
 # --------------------------------------------------------------------------- CLI
