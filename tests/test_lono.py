@@ -232,3 +232,23 @@ def test_groups_hold_out_whole_groups(data) -> None:
     tr, te = lono_split(table, names)
     assert set(table.sources[te]) == {f"net:{n}" for n in names}
     assert not set(base_keys(table.keys[tr])) & set(base_keys(table.keys[te]))
+
+
+def test_synthetic_neighbours_keep_the_filter_and_stay_runnable(data) -> None:
+    """``distill``'s perturbed copies: N, C, H, W, K change; filter, stride, padding, dilation, SM count
+    and the channel multiple stay; the same seed gives the same rows."""
+    from predictor.fitting import synthetic_neighbours
+
+    df, _ = data
+    X = family_table(df, FAM).table.features().to_numpy(dtype=np.int64)[:40]
+    Z = synthetic_neighbours(X, 5, seed=3)
+    assert Z.shape == (200, X.shape[1]) and np.array_equal(Z, synthetic_neighbours(X, 5, seed=3))
+    col = {n: FEATURE_NAMES.index(n) for n in ("N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation", "sms")}
+    src = np.repeat(X, 5, axis=0)
+    for n in ("R", "S", "stride", "pad", "dilation", "sms"):
+        assert np.array_equal(Z[:, col[n]], src[:, col[n]])
+    mult = np.gcd(np.gcd(src[:, col["C"]], src[:, col["K"]]), 32)
+    assert (Z[:, col["C"]] % mult == 0).all() and (Z[:, col["K"]] % mult == 0).all()
+    assert (Z[:, col["N"]] != src[:, col["N"]]).any() and (Z[:, col["H"]] != src[:, col["H"]]).any()
+    assert Z[:, col["N"]].min() >= 1 and Z[:, col["N"]].max() <= 64
+    assert synthetic_neighbours(X, 0, seed=3).shape == (0, X.shape[1])
