@@ -65,7 +65,7 @@ def _flat(out: Any) -> Any:
     return out.float().flatten()
 
 
-def measure(name: str, n: int, families: list[str], sms: int, rounds: int) -> list[dict[str, Any]]:
+def measure(name: str, n: int, families: list[str], sms: int, rounds: int, tune: bool = False) -> list[dict[str, Any]]:
     import torch
 
     h, w = NETS[name]
@@ -76,12 +76,13 @@ def measure(name: str, n: int, families: list[str], sms: int, rounds: int) -> li
         ref = _flat(base(x))
         variants = {"cudnn": (base, None)}
         for fam in families:
-            net = copy.deepcopy(base)
-            rep = torch_conv.convert(net, fam, sms, example_input=x)
-            variants[fam] = (net, rep)
+            for tuned in (False, True) if tune else (False,):
+                net = copy.deepcopy(base)
+                rep = torch_conv.convert(net, fam, sms, example_input=x, tuned=tuned)
+                variants[f"{fam}_tuned" if tuned else fam] = (net, rep)
         times: dict[str, list[float]] = {k: [] for k in variants}
         errs: dict[str, float] = {}
-        for k, (net, _) in variants.items():
+        for k, (net, _) in variants.items():  # eager: a tuned variant tunes its shapes here, before capture
             out = _flat(net(x))
             errs[k] = float((out - ref).norm() / ref.norm().clamp_min(1e-30))
         for _ in range(rounds):  # alternate: both sides share clocks and drift
@@ -130,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batches", default="1,8,32")
     p.add_argument("--sms", type=int, default=132)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--tune", action="store_true",
+                   help="also each family with first-call tuning (variant <family>_tuned: tuned on the eager run)")
     p.add_argument("--out", default="bench/networks", help="writes <out>.csv and <out>.md")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -147,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in args.nets.split(","):
         for n in (int(b) for b in args.batches.split(",")):
-            rows.extend(measure(name, n, args.family, args.sms, args.rounds))
+            rows.extend(measure(name, n, args.family, args.sms, args.rounds, args.tune))
     import pandas as pd
 
     out = Path(args.out)
