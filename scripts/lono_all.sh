@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The leave-one-network-out reports of the shipped model runs (CPU only; ~35 min on 2 cores):
 #   reports/lono/h200       the four families on the whole H200 (the sweeps of `train --all`'s h200 run)
+#   reports/lono/h200-f16nhwc90 f16nhwc90 as shipped (kind distill, portfolio up to 24: train.SHIPPED_RUNS methods);
+#                            its row in reports/lono/h200 is the repick tree it replaced
 #   reports/lono/h200-sm87  the Orin-sized models (--target sm_87): whole GPU + 16/32-SM partitions
 #   reports/lono/h200-choice the fp16 choice f16nhwc+f16nhwc90 (problems measured in both families)
 #   reports/lono/h200-choice3 the fp16 choice with the GEMM family, f16nhwc+f16nhwc90+f16gemm90 (two models
@@ -13,6 +15,8 @@ jobs=${JOBS:-2}
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
   sweeps/h200-sm90-nets.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200
+python -m predictor.lono sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet --family f16nhwc90 \
+  --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc90
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm16.parquet \
   sweeps/h200-sm16-nets.parquet sweeps/h200-sm32.parquet --target sm_87 \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-sm87

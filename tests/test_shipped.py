@@ -51,16 +51,19 @@ def test_dispatchers_are_generated_from_the_shipped_models(layout: Path) -> None
 
 
 def test_retraining_reproduces_the_shipped_models(layout: Path) -> None:
-    """The SM90 families (the smallest sweeps: seconds to train) retrained from the shipped sweeps
-    with the shipped run's settings: every model file identical (--all does the same for all)."""
+    """The SM90 families (the smallest sweeps: a few minutes to train) retrained from the shipped sweeps
+    with the shipped run's settings (its ``methods`` included): every model file identical (--all does
+    the same for all)."""
     fams = ("f16nhwc90", "i8nhwc90")
     shipped = {f: json.loads((ROOT / "models" / f"h200-{f}.tree.json").read_text()) for f in fams}
     if any(s["meta"]["versions"] != _versions() for s in shipped.values()):
         pytest.skip(f"the shipped models were trained with {shipped[fams[0]]['meta']['versions']}, this is "
                     f"{_versions()}: the pickles differ")
     run = SHIPPED_RUNS[0]
-    assert main([*run.sweeps, *(a for f in fams for a in ("--family", f)), "--models-dir", "fresh",
-                 "--export-dir", "fresh-export", "--quiet"]) == 0
+    methods = {f: ("--kind", kind, "--max-portfolio", str(mp)) for f, kind, mp in run.methods}
+    for f in fams:  # each with its shipped method (f16nhwc90: distill)
+        assert main([*run.sweeps, "--family", f, *methods.get(f, ()), "--models-dir", "fresh",
+                     "--export-dir", "fresh-export", "--quiet"]) == 0
     for f in fams:
         for ext in (".tree.json", ".joblib", ".summary.json", ".summary.md"):
             name = f"h200-{f}{ext}"
