@@ -34,7 +34,9 @@ from .cli import TIMED_LOG_FORMAT, require, run_main
 from .config import Family, KernelConfig
 from .schema import (SHAPE_COLUMNS, Row, merge_frames, read_metadata, read_sweep, rows_frame, validate_frame,
                      write_sweep)
-from .shapes import DEFAULT_MAX_GFLOP, DEFAULT_MAX_MBYTES, Shape, default_shapes, fits, read_layers_csv
+from .shapes import (
+    DEFAULT_MAX_GFLOP, DEFAULT_MAX_MBYTES, Shape, default_shapes, fits, read_layers_csv, sweep_shapes,
+)
 from .space import family_grid
 
 _LOG = logging.getLogger("predictor.collect")
@@ -273,8 +275,9 @@ def _family_configs(args: argparse.Namespace, fam: Family) -> list[KernelConfig]
 def _family_shapes(args: argparse.Namespace, fam: Family) -> list[Shape]:
     """This shard's problems of the family: the ``--layers`` files' (those it can run) or the
     default set."""
-    if args.layers:
+    if args.layers or args.problems_from:
         shapes = [s for path in args.layers for s in read_layers_csv(path)]
+        shapes += [s for path in args.problems_from for s in sweep_shapes(read_sweep(path))]
         skipped = [s for s in shapes if not fits(s.problem, fam, float("inf"), float("inf"))]
         for s in skipped:
             _LOG.warning("%s: %s cannot run %s (C and K must be multiples of %d%s)", s.source, fam.value,
@@ -487,6 +490,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layers", action="append", default=[], metavar="CSV",
                    help="sweep a layer list instead of the default problem set: CSV with columns "
                         "N,C,H,W,K,R,S[,stride,pad,dilation] (pad may be 'same'); repeatable")
+    p.add_argument("--problems-from", action="append", default=[], metavar="PARQUET",
+                   help="sweep the problems of these sweep files (with their sources; e.g. a new family on "
+                        "another's problems, so that the two can form a choice) instead of the default set; "
+                        "repeatable, with --layers too")
     p.add_argument("--shapes", type=int, default=0, help="problems per family in the default set (0: "
                    + ", ".join(f"{f.spec.default_problems} for {f.value}" for f in Family) + ")")
     p.add_argument("--max-gflop", type=float, default=DEFAULT_MAX_GFLOP,

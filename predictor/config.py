@@ -54,6 +54,7 @@ class Family(enum.Enum):
     I8_NHWC_SM90 = "i8nhwc90"
     F16_GEMM_SM90 = "f16gemm90"
     I8_GEMM_SM90 = "i8gemm90"
+    INT8_NHWC = "i8nhwc"
 
     @property
     def spec(self) -> "FamilySpec":
@@ -260,6 +261,23 @@ FAMILY_SPECS: dict[Family, FamilySpec] = {
         "GEMMs (TMA + wgmma; warp-specialized, persistent ping-pong and cooperative schedules, "
         "stream-K), int32 accumulate, float epilogue (saturating), sm_90a only",
         cutlass_api=3, arch_min="sm_90a", operation="gemm",
+    ),
+    Family.INT8_NHWC: FamilySpec(
+        family=Family.INT8_NHWC,
+        # i8nhwc90's tensors (a choice i8nhwc+i8nhwc90 needs equal ``tensors``) through CUTLASS 2.x
+        # SM80-family kernels (what an Orin runs): cutlass_library's GenerateSM80_TensorOp_16832_TN
+        # int8 NHWC fprop with int8 output and the float clamp epilogue (round to nearest, saturate:
+        # the same int8 as i8nhwc90's LinearCombination<int8_t, float>)
+        element_a="s8", element_b="s8", element_c="s8",
+        element_accumulator="s32", element_epilogue="f32",
+        layout_a="TensorNHWC", layout_b="TensorNHWC", layout_c="TensorNHWC",
+        math_operation="multiply_add_saturate",
+        instruction_shape=(16, 8, 32), bytes_a=1, bytes_b=1,
+        epilogue=EpilogueFunctor.LinearCombinationClamp,
+        channel_multiple=16,  # 16-byte (16-element) aligned rows of C (activation/filter) and K (output)
+        default_problems=2000,
+        description="int8 NHWC activations, KRSC filter, int8 output, int32 accumulate, float clamp "
+        "epilogue (CUTLASS 2.x SM80-family kernels: Ampere, Orin, Hopper)",
     ),
 }
 

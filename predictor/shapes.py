@@ -101,6 +101,15 @@ def read_layers_csv(path: str | Path) -> list[Shape]:
     return out
 
 
+def sweep_shapes(table: Any) -> list[Shape]:
+    """The distinct problems of a sweep table (any family, any SM count), each with its source, in
+    the table's order: a problem set to measure again (``predictor.collect --problems-from``)."""
+    cols = ["N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation"]
+    rows = table.drop_duplicates("shape_key")
+    return [Shape(ConvProblem(*(int(v) for v in vals)), str(src))
+            for vals, src in zip(rows[cols].itertuples(index=False), rows["source"])]
+
+
 # --------------------------------------------------------------------------- network layers
 def catalog_networks(root: str | Path = CATALOG_DIR) -> list[str]:
     """Network names of the catalog: :data:`LEGACY_NETWORKS` first, then the others by name."""

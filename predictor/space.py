@@ -45,6 +45,10 @@ class Sm80Grid:
     max_varied_tile_k: int = 128
     #: Configs added as they are.
     seeds: tuple[KernelConfig, ...] = ()
+    #: Serial split-k slices varied around the small tiles (a run-time argument of the same kernel).
+    split_k: tuple[int, ...] = (2, 4)
+    #: The generator's tiles kept, by threadblock shape (empty: all of them).
+    keep_tiles: tuple[tuple[int, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,28 @@ GRIDS: dict[Family, Sm80Grid | Sm90Grid | GemmGrid] = {
             ((64, 32, 32), 6, (2, 1, 1)),
         ),
         max_varied_tile_k=32,
+    ),
+    # int8 NHWC: the 16832 "TN" generator's tiles (int8 NHWC fprop), i8nc32's extra tiles and
+    # variations; no seed (the question's config is interleaved)
+    Family.INT8_NHWC: Sm80Grid(
+        generator="GenerateSM80_TensorOp_16832_TN",
+        align=(16, 16, 16),
+        extra_tiles=(
+            ((128, 128, 64), 4, (2, 2, 1)),
+            ((128, 64, 64), 4, (2, 1, 1)),
+            ((64, 128, 64), 4, (1, 2, 1)),
+            ((64, 64, 64), 6, (2, 2, 1)),
+            ((64, 32, 64), 6, (2, 1, 1)),
+            ((32, 64, 64), 6, (1, 2, 1)),
+        ),
+        max_varied_tile_k=128,
+        # no serial split-k: its partial sums go through the int8 output and are clamped (wrong
+        # results, as i8nc32's serial configs record)
+        split_k=(),
+        # i8nc32's generator tiles (its grid's size: the NHWC generator also lists 32-wide tiles and
+        # tile K 128 versions of each)
+        keep_tiles=((256, 128, 64), (128, 256, 64), (256, 64, 64), (64, 256, 64), (128, 128, 64), (128, 64, 64),
+                    (64, 128, 64), (64, 64, 64), (128, 128, 128), (64, 64, 128)),
     ),
     Family.F16_NHWC_SM90: Sm90Grid(),
     Family.I8_NHWC_SM90: Sm90Grid(),
@@ -411,7 +437,7 @@ def family_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]
         _LOG.info("%s grid: %d configs (CUTLASS 3.x, %s only)", family.value, len(out3), family.spec.arch_min)
         return out3
     knobs = _sm80_grid(family)
-    tiles = generator_tiles(family)
+    tiles = [t for t in generator_tiles(family) if not knobs.keep_tiles or t[0] in knobs.keep_tiles]
     cfgs: dict[str, KernelConfig] = {}
 
     def add(c: KernelConfig) -> None:
@@ -437,7 +463,7 @@ def family_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]
         for sw in (Swizzle.Identity2, Swizzle.Identity4, Swizzle.Identity8):
             add(_cfg(family, tb, wc, st, swizzle=sw))
         add(_cfg(family, tb, wc, st, iterator=IteratorAlgorithm.Analytic))
-        for sk in (2, 4):
+        for sk in knobs.split_k:
             add(_cfg(family, tb, wc, st, split_k=sk))
     for seed in knobs.seeds:
         add(seed)

@@ -254,3 +254,17 @@ def test_default_problem_count_comes_from_the_family_spec(capsys: pytest.Capture
     assert collect.main(["--out", "never.parquet", "--family", "f16nhwc", "--max-configs", "1", "--backend", BACKEND,
                          "--dry-run"]) == 0
     assert f"x {Family.FP16_NHWC.spec.default_problems} problems" in capsys.readouterr().out
+
+
+def test_problems_from_measures_another_sweeps_problems_with_their_sources(tmp_path: Path) -> None:
+    """A new family measured on an existing sweep's problems (so that the two can form a choice): the
+    same shape keys and sources; problems the family cannot run are skipped with a warning."""
+    first = tmp_path / "first.parquet"
+    assert collect.main(["--out", str(first), *COMMON]) == 0
+    again = tmp_path / "again.parquet"
+    assert collect.main(["--out", str(again), "--problems-from", str(first), "--family", "i8nhwc",
+                         "--max-configs", "2", "--backend", BACKEND, "--quiet"]) == 0
+    a, b = read_sweep(first), read_sweep(again)
+    assert set(b["family"]) == {"i8nhwc"}
+    pairs = lambda d: set(zip(d["shape_key"], d["source"]))  # noqa: E731
+    assert pairs(b) == pairs(a) and b["shape_key"].nunique() == 40
