@@ -56,10 +56,18 @@ class ModelKey(Protocol):
     def description(self) -> str: ...
 
 
+def member_order(f: Family) -> tuple[int, int, int]:
+    """Where a family stands in a choice's name: conv families before those that run only some
+    convolutions, older kernel generations first (``arch_min``), then :class:`~predictor.config.Family`
+    order (``i8nhwc+i8nhwc90+i8gemm90``)."""
+    spec = FAMILY_SPECS[f]
+    return (spec.operation != "conv", int(spec.arch_min.removeprefix("sm_").rstrip("a")), list(Family).index(f))
+
+
 @dataclass(frozen=True)
 class Choice:
     """Several families with identical tensors, chosen across by one model (members in
-    :class:`~predictor.config.Family` order; ``ValueError`` if fewer than two, repeated, their
+    :func:`member_order`; ``ValueError`` if fewer than two, repeated, their
     tensors differ, or none runs every convolution).  Members that run only some convolutions
     (:attr:`partial`) are answered only on the problems they implement."""
 
@@ -72,8 +80,7 @@ class Choice:
                              "choice needs at least one family that runs every convolution")
         if len(fams) < 2 or len(set(fams)) != len(fams):
             raise ValueError(f"a choice needs at least two different families, got {[f.value for f in fams]}")
-        order = list(Family)
-        fams = tuple(sorted(fams, key=order.index))
+        fams = tuple(sorted(fams, key=member_order))
         first = FAMILY_SPECS[fams[0]].tensors
         for f in fams[1:]:
             if FAMILY_SPECS[f].tensors != first:

@@ -369,19 +369,24 @@ SHIPPED_RUNS = (
     ShippedRun("h200", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm90.parquet",
                         "sweeps/h200-sm90-nets.parquet", "sweeps/h200-sm90-i8.parquet",
                         "sweeps/h200-sm90-i8-nets.parquet", "sweeps/h200-gemm90.parquet",
-                        "sweeps/h200-i8gemm90.parquet"),
-               choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90"),
+                        "sweeps/h200-i8gemm90.parquet", "sweeps/h200-i8nhwc.parquet"),
+               choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90",
+                        "i8nhwc+i8nhwc90+i8gemm90"),
                # distill: 0.974 / 0.918 vs repick's 0.970 / 0.902 leave-network-group-out
                # (reports/lono/h200-f16nhwc90), 0.974 / 0.918 vs 0.964 / 0.893 on the held-out networks
                # (reports/holdout/h200); no gain for i8nhwc90 there (0.963 / 0.902 vs 0.964 / 0.895)
                methods=(("f16nhwc90", "distill", 24),)),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
+    # (i8nhwc: measured on the whole GPU only, so its model knows 132 SMs only)
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
-                             "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet"), "sm_87"),
+                             "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",
+                             "sweeps/h200-i8nhwc.parquet"), "sm_87"),
 )
 #: The shipped dispatchers: (slug, families or None for the default SM80 ones, folder under export/).
+#: ``dispatch`` holds the SM80-family models that were built and run on the H200 (``i8nhwc``, a default
+#: family since 2026-12-01, is in the header and ``predictor.select`` but in no shipped dispatcher yet).
 SHIPPED_DISPATCHERS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
-    ("h200", None, "dispatch"),
+    ("h200", ("i8nc32", "f16nhwc"), "dispatch"),
     ("h200", ("f16nhwc90",), "dispatch_sm90"),
     ("h200", ("f16nhwc+f16nhwc90",), "dispatch_f16_choice"),
     ("h200", ("f16nhwc+f16nhwc90+f16gemm90",), "dispatch_f16_choice3"),
