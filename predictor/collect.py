@@ -297,12 +297,28 @@ def plan_sweep(args: argparse.Namespace) -> Plan:
     return [(fam, _family_configs(args, fam), _family_shapes(args, fam)) for fam in _families(args)]
 
 
+def _check_same_grid(previous: list[pd.DataFrame], plan: Plan, out: Path) -> None:
+    """A resumed family's saved rows must hold exactly the configs this run plans: a problem counts as
+    done once saved, so a changed grid (or ``--configs``) would silently keep the old configs."""
+    for fam, cfgs, _ in plan:
+        planned = {c.name for c in cfgs}
+        saved = set().union(*(set(df.loc[df["family"].astype(str) == fam.value, "config"].astype(str))
+                              for df in previous if len(df)))
+        if saved and saved != planned:
+            extra, missing = sorted(saved - planned), sorted(planned - saved)
+            what = (f"configs this run does not plan (e.g. {extra[0]})" if extra
+                    else f"no rows of planned configs (e.g. {missing[0]})")
+            raise SystemExit(f"resuming {out}: its saved {fam.value} rows have {what}: the grid changed since they "
+                             "were measured; write to another --out (and --parts), or delete the old ones")
+
+
 def resume(args: argparse.Namespace, out: Path, store: PartStore, plan: Plan) -> tuple[list[pd.DataFrame], Todo]:
     """The rows saved so far (the parts, and ``out`` unless ``--fresh``) and the problems of the plan
     that none of them, nor a ``--done-from`` file, holds."""
     previous = [store.load()]
     if out.exists() and not args.fresh:
         previous.append(read_sweep(out))
+    _check_same_grid(previous, plan, out)
     done = _done_keys(previous + [read_sweep(p) for p in args.done_from if Path(p).exists()])
     todo = [(fam, cfgs, s) for fam, cfgs, shapes in plan for s in shapes if (fam.value, s.problem.key) not in done]
     total = sum(len(shapes) for _, _, shapes in plan)

@@ -268,3 +268,13 @@ def test_problems_from_measures_another_sweeps_problems_with_their_sources(tmp_p
     assert set(b["family"]) == {"i8nhwc"}
     pairs = lambda d: set(zip(d["shape_key"], d["source"]))  # noqa: E731
     assert pairs(b) == pairs(a) and b["shape_key"].nunique() == 40
+
+
+def test_resuming_with_another_grid_is_refused(tmp_path: Path) -> None:
+    """A problem counts as done once saved: resuming with other configs would keep the old ones silently."""
+    out = tmp_path / "g.parquet"
+    assert collect.main(["--out", str(out), *COMMON]) == 0
+    other = [a if a != "6" else "4" for a in COMMON]  # --max-configs 4: another grid
+    with pytest.raises(SystemExit, match="the grid changed"):
+        collect.main(["--out", str(out), *other])
+    assert collect.main(["--out", str(out), *COMMON]) == 0  # the same grid resumes
