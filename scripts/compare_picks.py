@@ -44,9 +44,13 @@ def main() -> int:
     sm90 = lono("reports/lono/h200/layers.csv", "f16nhwc90")
     choice = lono("reports/lono/h200-choice/layers.csv")
     choice3 = lono("reports/lono/h200-choice3/layers.csv")
+    i8sm90 = lono("reports/lono/h200/layers.csv", "i8nhwc90")
+    i8sm80 = lono("reports/lono/h200-i8nhwc/layers.csv")
+    i8choice = lono("reports/lono/h200-i8choice/layers.csv")
+    i8choice3 = lono("reports/lono/h200-i8choice3/layers.csv")
     lines = ["# Pick speed of one model over another, same layers", "",
              f"- command: `python scripts/compare_picks.py` ({dt.date.today().isoformat()})",
-             "- inputs: reports/lono/{h200,h200-choice,h200-choice3}/layers.csv (leave-network-group-out picks, "
+             "- inputs: reports/lono/{h200,h200-choice,h200-choice3,h200-i8nhwc,h200-i8choice,h200-i8choice3}/layers.csv (leave-network-group-out picks, "
              "times measured on an NVIDIA H200 in the sweeps those reports name); "
              "bench/vendor_layers/h200-gemm-best-shard0.csv (CUDA-graph timed on an NVIDIA H200)",
              "- cells: layers: geomean of (time of the first model's pick / time of the second's); > 1: the "
@@ -55,7 +59,19 @@ def main() -> int:
              "|---|---|---|---|---|---|",
              ratio_row("f16nhwc90 / f16nhwc+f16nhwc90", sm90, choice),
              ratio_row("f16nhwc+f16nhwc90 / f16nhwc+f16nhwc90+f16gemm90", choice, choice3),
-             ratio_row("f16nhwc90 / f16nhwc+f16nhwc90+f16gemm90", sm90, choice3)]
+             ratio_row("f16nhwc90 / f16nhwc+f16nhwc90+f16gemm90", sm90, choice3),
+             ratio_row("i8nhwc90 / i8nhwc+i8nhwc90+i8gemm90", i8sm90, i8choice3),
+             ratio_row("i8nhwc90+i8gemm90 / i8nhwc+i8nhwc90+i8gemm90", i8choice, i8choice3),
+             ratio_row("i8nhwc / i8nhwc+i8nhwc90+i8gemm90", i8sm80, i8choice3)]
+    held = pd.read_csv(ROOT / "reports/holdout/h200/layers.csv")
+    shipped = {m: g.drop_duplicates("shape_key").set_index("shape_key") for m, g in held.groupby("model")}
+    lines += ["", "The shipped models on the held-out networks (reports/holdout/h200/layers.csv: times measured on an "
+              "NVIDIA H200 in the sweeps that report names):", "",
+              "| first / second | all layers | > 8 GFLOP | 1x1 (pointwise) | 1x1, > 8 GFLOP | other layers |",
+              "|---|---|---|---|---|---|"]
+    lines += [ratio_row(f"{a} / {b}", shipped[a], shipped[b]) for a, b in (
+        ("f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90"), ("i8nhwc90", "i8nhwc+i8nhwc90+i8gemm90"),
+        ("i8nhwc90+i8gemm90", "i8nhwc+i8nhwc90+i8gemm90"), ("i8nhwc", "i8nhwc+i8nhwc90+i8gemm90"))]
     v = pd.read_csv(ROOT / "bench/vendor_layers/h200-gemm-best-shard0.csv")
     one = v[v["best_f16gemm90_us"].notna()]
     lines += ["", "Graph-timed, the 1x1 layers of bench/vendor_layers/h200-gemm-best-shard0 "
