@@ -28,12 +28,15 @@ def test_choice_key() -> None:
     c = model_key(CHOICE)
     assert isinstance(c, Choice) and c.families == (F16, F90)
     assert (c.value, c.identifier, c.channel_multiple, c.tensor_kind) == (CHOICE, IDENT, 8, "fp16_nhwc")
-    assert model_key("f16nhwc90+f16nhwc") == c == Choice((F90, F16))  # members in Family order
+    assert model_key("f16nhwc90+f16nhwc") == c == Choice((F90, F16))  # members in member_order
+    # conv families before those that run only some convolutions, older kernel generations first
+    assert model_key("i8gemm90+i8nhwc90+i8nhwc").value == "i8nhwc+i8nhwc90+i8gemm90"
     assert len({c, Choice((F16, F90))}) == 1
     assert "2.x/3.x" in c.description
     # the fp16 NHWC families; a GEMM family (1x1 only) joins a choice with a conv family of its tensors
     assert [x.value for x in choices()] == [CHOICE, "f16nhwc+f16gemm90", "f16nhwc90+f16gemm90",
-                                            "i8nhwc90+i8gemm90", "f16nhwc+f16nhwc90+f16gemm90"]
+                                            "i8nhwc90+i8gemm90", "i8nhwc+i8nhwc90", "i8nhwc+i8gemm90",
+                                            "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc+i8nhwc90+i8gemm90"]
     assert all_keys() == [*Family, *choices()] and all_keys()[len(Family)] == c
     assert sorted([c, F90, Family.INT8_NC32HW32], key=sort_key) == [Family.INT8_NC32HW32, F90, c]
     assert cli_model_key("f16nhwc90+f16nhwc") == CHOICE
