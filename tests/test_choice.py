@@ -140,7 +140,8 @@ def test_train_refuses_a_choice_without_rows_of_a_member(tmp_path: Path, capsys:
 def test_the_shipped_run_trains_the_fp16_choice() -> None:
     from predictor.train import SHIPPED_DISPATCHERS, SHIPPED_RUNS, build_parser
 
-    assert SHIPPED_RUNS[0].slug == "h200" and SHIPPED_RUNS[0].choices == (CHOICE, "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90")
+    assert SHIPPED_RUNS[0].slug == "h200" and SHIPPED_RUNS[0].choices == (CHOICE, "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90",
+                                                                        "i8nhwc+i8nhwc90+i8gemm90")
     assert "sweeps/h200-gemm90.parquet" in SHIPPED_RUNS[0].sweeps
     assert ("h200", (CHOICE,), "dispatch_f16_choice") in SHIPPED_DISPATCHERS
     # SM90 conv and GEMM kernels in separate translation units (test_route)
