@@ -3,7 +3,7 @@
 // gpu: NVIDIA H200 (model h200-sm87), target: sm_87
 // i8nc32: sweep sha256 2946ab6637e96becc78cc01640cdf4e798901fe5ca9f109a2bc1b892f469c9d7, model sha256 f6e0f56e9623e06d88ae4147da0b7b3a2ca1596318ab4c543321d7d81f184a4b
 // f16nhwc: sweep sha256 2946ab6637e96becc78cc01640cdf4e798901fe5ca9f109a2bc1b892f469c9d7, model sha256 d0dc3ee2b0fdb41cd4fbb0538fe0e6a3ab07e4e141fc332cd3cec5ba77297291
-// i8nhwc: sweep sha256 c3bcb9102ebce9e56e29dca3931e2b48d3d1cba1a72ee3322107fab7c614b689, model sha256 689240ce9099c6978d9b56502c9ddcaa685c56ec14282c4152d22f16fc3aaaef
+// i8nhwc: sweep sha256 c3bcb9102ebce9e56e29dca3931e2b48d3d1cba1a72ee3322107fab7c614b689, model sha256 f9342b3943061e3e4f6ea35a079914367ead117cc4723b588aadc69f232c042b
 //
 // Usage:
 //   namespace cp = cutlass_conv_predictor::h200_sm87;
@@ -4623,13 +4623,13 @@ constexpr const KernelConfig* config_f16nhwc(int index) noexcept {
 
 // ---- family i8nhwc: int8 NHWC activations, KRSC filter, int8 output, int32 accumulate, float clamp epilogue (CUTLASS 2.x SM80-family kernels: Ampere, Orin, Hopper)
 // sweep h200-i8nhwc.parquet sha256 c3bcb9102ebce9e56e29dca3931e2b48d3d1cba1a72ee3322107fab7c614b689
-// model h200-sm87-i8nhwc.tree.json sha256 689240ce9099c6978d9b56502c9ddcaa685c56ec14282c4152d22f16fc3aaaef
-// portfolio k=34, max_depth=8, min_samples_leaf=1, weighting=regret; tree depth 8, 137 leaves
-// cross-validated picked/oracle geomean 0.9821, P10 0.9472, worst 0.6035, exact 62.8% over 2010 shapes
+// model h200-sm87-i8nhwc.tree.json sha256 f9342b3943061e3e4f6ea35a079914367ead117cc4723b588aadc69f232c042b
+// portfolio k=24, max_depth=14, min_samples_leaf=1, weighting=uniform; tree depth 14, 1237 leaves
+// cross-validated picked/oracle geomean 0.9822, P10 0.9477, worst 0.4911, exact 64.5% over 2010 shapes
 
 inline constexpr std::int64_t kTrainedSms_i8nhwc = INT64_C(132);
 inline constexpr int kChannelMultiple_i8nhwc = 16;
-inline constexpr int kNumConfigs_i8nhwc = 34;
+inline constexpr int kNumConfigs_i8nhwc = 24;
 inline constexpr KernelConfig kConfigs_i8nhwc[kNumConfigs_i8nhwc] = {
     {128, 128, 128, 64, 64, 128, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(98304), true, "i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
     {128, 128, 64, 64, 64, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(32768), true, "i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
@@ -4637,33 +4637,23 @@ inline constexpr KernelConfig kConfigs_i8nhwc[kNumConfigs_i8nhwc] = {
     {128, 256, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(73728), true, "i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
     {128, 64, 64, 64, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(24576), true, "i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
     {128, 64, 64, 64, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(36864), true, "i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {128, 64, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(36864), true, "i8nhwc_t128x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t128x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
     {256, 128, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(73728), true, "i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
     {256, 64, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(61440), true, "i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
+    {256, 64, 64, 64, 64, 64, 16, 8, 32, 4, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(81920), true, "i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_a16x16x8_clamp"},
     {32, 64, 64, 32, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(12288), true, "i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
     {32, 64, 64, 32, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(18432), true, "i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {32, 64, 64, 32, 32, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(24576), true, "i8nhwc_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
     {32, 64, 64, 32, 32, 64, 16, 8, 32, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(36864), true, "i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_a16x16x8_clamp"},
-    {32, 64, 64, 32, 32, 64, 16, 8, 32, 8, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(49152), true, "i8nhwc_t32x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t32x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_a16x16x8_clamp"},
     {64, 128, 64, 32, 64, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(24576), true, "i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
     {64, 128, 64, 32, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(36864), true, "i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
     {64, 128, 64, 32, 64, 64, 16, 8, 32, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(73728), true, "i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 128, 64, 32, 64, 64, 16, 8, 32, 6, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(73728), true, "i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw2_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw2_optimized_strided_a16x16x8_clamp"},
-    {64, 128, 64, 32, 64, 64, 16, 8, 32, 6, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(73728), true, "i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw4_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw4_optimized_strided_a16x16x8_clamp"},
+    {64, 256, 64, 64, 64, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(61440), true, "i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
     {64, 32, 64, 32, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(12288), true, "i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
     {64, 32, 64, 32, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(18432), true, "i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
     {64, 32, 64, 32, 32, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(24576), true, "i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 32, 64, 32, 32, 64, 16, 8, 32, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(36864), true, "i8nhwc_t64x32x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x32x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_a16x16x8_clamp"},
     {64, 64, 128, 32, 32, 128, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(32768), true, "i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
     {64, 64, 128, 32, 32, 128, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(49152), true, "i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 128, 32, 32, 128, 16, 8, 32, 5, Swizzle::kIdentity2, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(81920), true, "i8nhwc_t64x64x128_w32x32x128_i16x8x32_s5_sw2_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x64x128_w32x32x128_i16x8x32_s5_sw2_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 128, 32, 32, 128, 16, 8, 32, 5, Swizzle::kIdentity8, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(81920), true, "i8nhwc_t64x64x128_w32x32x128_i16x8x32_s5_sw8_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x64x128_w32x32x128_i16x8x32_s5_sw8_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 128, 32, 32, 128, 16, 8, 32, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(98304), true, "i8nhwc_t64x64x128_w32x32x128_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x64x128_w32x32x128_i16x8x32_s6_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 64, 32, 32, 64, 16, 8, 32, 10, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(81920), true, "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 64, 32, 32, 64, 16, 8, 32, 10, Swizzle::kIdentity4, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(81920), true, "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s10_sw4_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s10_sw4_optimized_strided_a16x16x8_clamp"},
     {64, 64, 64, 32, 32, 64, 16, 8, 32, 2, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(16384), true, "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_a16x16x8_clamp"},
     {64, 64, 64, 32, 32, 64, 16, 8, 32, 3, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(24576), true, "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_a16x16x8_clamp"},
-    {64, 64, 64, 32, 32, 64, 16, 8, 32, 4, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(32768), true, "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_a16x16x8_clamp"},
     {64, 64, 64, 32, 32, 64, 16, 8, 32, 6, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 16, 16, 8, EpilogueFunctor::kLinearCombinationClamp, 1, 1, 1, KernelSchedule::kNotApplicable, EpilogueSchedule::kNotApplicable, TileScheduler::kNotApplicable, INT64_C(49152), true, "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp", "i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_a16x16x8_clamp"},
 };
 
@@ -4696,288 +4686,1877 @@ constexpr int select_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std:
   static_cast<void>(gemm_m);
   static_cast<void>(gemm_n);
   static_cast<void>(gemm_k);
-  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
-  if (f_ctas_64x64 <= INT64_C(65)) {
+  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
+  if (f_ctas_128x64 <= INT64_C(34)) {
     const std::int64_t f_gemm_k = gemm_k;
-    if (f_gemm_k <= INT64_C(136)) {
-      const std::int64_t f_Q = Q;
-      if (f_Q <= INT64_C(15)) {
-        const std::int64_t f_N = N;
-        if (f_N <= INT64_C(3)) {
-          const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-          if (f_tail_128x128 <= INT64_C(52)) {
-            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-            if (f_mwaste_256 <= INT64_C(230)) {
-              return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-            } else {
-              const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
-              if (f_pointwise <= INT64_C(0)) {
-                const std::int64_t f_K = K;
-                if (f_K <= INT64_C(80)) {
-                  return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 20;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-                if (f_nwaste_64 <= INT64_C(156)) {
-                  return 23;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 19;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              }
-            }
-          } else {
-            const std::int64_t f_stride = stride;
-            if (f_stride <= INT64_C(1)) {
-              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-              if (f_kwaste_64 <= INT64_C(187)) {
-                const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
-                if (f_ctas_64x128 <= INT64_C(18)) {
-                  return 19;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 13;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-                if (f_nwaste_128 <= INT64_C(143)) {
-                  return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 4;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              }
-            } else {
-              if (f_Q <= INT64_C(12)) {
-                return 19;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-              }
-            }
-          }
-        } else {
-          if (f_Q <= INT64_C(12)) {
-            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
-            if (f_pointwise <= INT64_C(0)) {
-              const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-              if (f_ctas_128x64 <= INT64_C(25)) {
-                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_64x64 <= INT64_C(56)) {
-                  return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 13;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                return 26;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s5_sw8_optimized_strided_sk1_a16x16x8_clamp
-              }
-            } else {
-              if (f_gemm_k <= INT64_C(56)) {
-                const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-                if (f_ctas_128x64 <= INT64_C(6)) {
-                  return 28;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
+    if (f_gemm_k <= INT64_C(264)) {
+      const std::int64_t f_C = C;
+      if (f_C <= INT64_C(200)) {
+        const std::int64_t f_S = S;
+        if (f_S <= INT64_C(1)) {
+          if (f_gemm_k <= INT64_C(136)) {
+            if (f_ctas_128x64 <= INT64_C(10)) {
+              const std::int64_t f_gemm_m = gemm_m;
+              if (f_gemm_m <= INT64_C(86)) {
+                const std::int64_t f_N = N;
+                if (f_N <= INT64_C(20)) {
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                  if (f_k_iters_64 <= INT64_C(1)) {
+                    const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                    if (f_mwaste_128 <= INT64_C(949)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(7)) {
+                        const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_64x128 <= INT64_C(5)) {
+                          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_64x256 <= INT64_C(1)) {
+                            const std::int64_t f_K = K;
+                            if (f_K <= INT64_C(152)) {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(5)) {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_ctas_128x64 <= INT64_C(3)) {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_mwaste_128 <= INT64_C(503)) {
+                            return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                      if (f_ctas_128x128 <= INT64_C(2)) {
+                        if (f_C <= INT64_C(24)) {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(93)) {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(982)) {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(33)) {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(52)) {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(26)) {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                    if (f_nwaste_256 <= INT64_C(437)) {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(2)) {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(2)) {
+                        return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 } else {
                   return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
-                const std::int64_t f_gemm_m = gemm_m;
-                if (f_gemm_m <= INT64_C(20)) {
-                  return 31;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                if (f_gemm_k <= INT64_C(56)) {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                  if (f_mwaste_64 <= INT64_C(61)) {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                    if (f_nwaste_128 <= INT64_C(562)) {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(4)) {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(30)) {
+                        const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x256 <= INT64_C(86)) {
+                          const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                          if (f_nwaste_256 <= INT64_C(906)) {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(3)) {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_64x128 <= INT64_C(15)) {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(71)) {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(35)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(27)) {
+                      if (f_C <= INT64_C(24)) {
+                        if (f_N <= INT64_C(3)) {
+                          const std::int64_t f_gemm_n = gemm_n;
+                          if (f_gemm_n <= INT64_C(80)) {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(16)) {
+                              return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(314)) {
+                            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x64 <= INT64_C(71)) {
+                              return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(9)) {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                        if (f_nwaste_64 <= INT64_C(208)) {
+                          const std::int64_t f_P = P;
+                          if (f_P <= INT64_C(11)) {
+                            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                            if (f_mwaste_256 <= INT64_C(449)) {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          if (f_mwaste_64 <= INT64_C(242)) {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(34)) {
+                              return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_gemm_n = gemm_n;
+                            if (f_gemm_n <= INT64_C(88)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 } else {
-                  return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_gemm_n = gemm_n;
+                  if (f_gemm_n <= INT64_C(112)) {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(1)) {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(27)) {
+                        const std::int64_t f_P = P;
+                        if (f_P <= INT64_C(13)) {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_128x256 <= INT64_C(6)) {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(112)) {
+                          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_64x256 <= INT64_C(15)) {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(7)) {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(47)) {
+                              return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_64x256 <= INT64_C(3)) {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(406)) {
+                          return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(33)) {
+                            return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(11)) {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(125)) {
+                            if (f_gemm_m <= INT64_C(567)) {
+                              return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(6)) {
+                              return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_ctas_128x64 <= INT64_C(9)) {
+                      if (f_gemm_k <= INT64_C(112)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(109)) {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(167)) {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(105)) {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_K = K;
+                      if (f_K <= INT64_C(200)) {
+                        return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                }
+              }
+            } else {
+              if (f_gemm_k <= INT64_C(56)) {
+                const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                if (f_ctas_128x128 <= INT64_C(9)) {
+                  const std::int64_t f_N = N;
+                  if (f_N <= INT64_C(13)) {
+                    const std::int64_t f_W = W;
+                    if (f_W <= INT64_C(10)) {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(800)) {
+                        return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(64)) {
+                          const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                          if (f_mwaste_64 <= INT64_C(703)) {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_N <= INT64_C(1)) {
+                              return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          if (f_C <= INT64_C(40)) {
+                            const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                            if (f_mwaste_64 <= INT64_C(882)) {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_ctas_128x64 <= INT64_C(13)) {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x256 <= INT64_C(105)) {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_gemm_n = gemm_n;
+                    if (f_gemm_n <= INT64_C(1128)) {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(22)) {
+                        if (f_gemm_n <= INT64_C(832)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_N = N;
+                  if (f_N <= INT64_C(42)) {
+                    if (f_ctas_128x128 <= INT64_C(13)) {
+                      const std::int64_t f_stride = stride;
+                      if (f_stride <= INT64_C(1)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(982)) {
+                          const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_256x128 <= INT64_C(5)) {
+                            return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_K = K;
+                            if (f_K <= INT64_C(1648)) {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_64x64 <= INT64_C(21)) {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                        if (f_nwaste_64 <= INT64_C(9)) {
+                          if (f_ctas_128x128 <= INT64_C(10)) {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(33)) {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_N <= INT64_C(3)) {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_N <= INT64_C(35)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(92)) {
+                          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_64x64 <= INT64_C(65)) {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_N <= INT64_C(7)) {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(125)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_N <= INT64_C(37)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_64x256 <= INT64_C(113)) {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                if (f_mwaste_256 <= INT64_C(316)) {
+                  const std::int64_t f_H = H;
+                  if (f_H <= INT64_C(26)) {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_64x64 <= INT64_C(208)) {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(1508)) {
+                        const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_64x256 <= INT64_C(7)) {
+                          const std::int64_t f_K = K;
+                          if (f_K <= INT64_C(400)) {
+                            return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(13)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(65)) {
+                            if (f_mwaste_256 <= INT64_C(17)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                            if (f_nwaste_256 <= INT64_C(270)) {
+                              return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_P = P;
+                        if (f_P <= INT64_C(11)) {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(656)) {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(60)) {
+                          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_64x64 <= INT64_C(29)) {
+                            const std::int64_t f_gemm_m = gemm_m;
+                            if (f_gemm_m <= INT64_C(1817)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          if (f_pointwise <= INT64_C(0)) {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(22)) {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x64 <= INT64_C(117)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_stride = stride;
+                        if (f_stride <= INT64_C(1)) {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(13)) {
+                            return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                            if (f_mwaste_64 <= INT64_C(57)) {
+                              return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                          if (f_nwaste_128 <= INT64_C(17)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_128x128 <= INT64_C(26)) {
+                      const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x256 <= INT64_C(82)) {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(58)) {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(1)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_gemm_m = gemm_m;
+                            if (f_gemm_m <= INT64_C(715)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_gemm_n = gemm_n;
+                        if (f_gemm_n <= INT64_C(24)) {
+                          if (f_C <= INT64_C(88)) {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                            if (f_mwaste_128 <= INT64_C(23)) {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(196)) {
+                            const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                            if (f_nwaste_128 <= INT64_C(562)) {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_H <= INT64_C(85)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_gemm_k <= INT64_C(104)) {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                        if (f_kwaste_64 <= INT64_C(125)) {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(26)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(33)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                } else {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                  if (f_kwaste_64 <= INT64_C(62)) {
+                    if (f_gemm_k <= INT64_C(96)) {
+                      const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_64x256 <= INT64_C(4)) {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(874)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_K = K;
+                        if (f_K <= INT64_C(264)) {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_mwaste_256 <= INT64_C(329)) {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_64x64 <= INT64_C(211)) {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(8)) {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(49)) {
+                            return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(90)) {
+                            return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x256 <= INT64_C(82)) {
+                          const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                          if (f_nwaste_128 <= INT64_C(13)) {
+                            return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_P = P;
+                          if (f_P <= INT64_C(25)) {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                            if (f_mwaste_128 <= INT64_C(57)) {
+                              return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                    if (f_mwaste_64 <= INT64_C(283)) {
+                      const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_64x64 <= INT64_C(39)) {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(8)) {
+                          if (f_ctas_128x64 <= INT64_C(17)) {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               }
             }
           } else {
-            const std::int64_t f_H = H;
-            if (f_H <= INT64_C(21)) {
-              return 21;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+            if (f_ctas_64x64 <= INT64_C(25)) {
+              if (f_ctas_128x64 <= INT64_C(20)) {
+                const std::int64_t f_H = H;
+                if (f_H <= INT64_C(27)) {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                  if (f_mwaste_128 <= INT64_C(894)) {
+                    if (f_ctas_64x64 <= INT64_C(23)) {
+                      return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(13)) {
+                        if (f_mwaste_128 <= INT64_C(132)) {
+                          return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                    if (f_nwaste_256 <= INT64_C(364)) {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  if (f_ctas_128x64 <= INT64_C(7)) {
+                    return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_P = P;
+                if (f_P <= INT64_C(4)) {
+                  const std::int64_t f_W = W;
+                  if (f_W <= INT64_C(3)) {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_256x64 <= INT64_C(170)) {
+                      return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
             } else {
-              return 29;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s10_sw4_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_gemm_m = gemm_m;
+              if (f_gemm_m <= INT64_C(2908)) {
+                const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x128 <= INT64_C(49)) {
+                  const std::int64_t f_N = N;
+                  if (f_N <= INT64_C(18)) {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                    if (f_mwaste_64 <= INT64_C(1)) {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_N = N;
+                  if (f_N <= INT64_C(19)) {
+                    if (f_ctas_128x64 <= INT64_C(21)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(102)) {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(19)) {
+                          if (f_gemm_m <= INT64_C(2349)) {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(14)) {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(64)) {
+                            const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x256 <= INT64_C(208)) {
+                              return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(55)) {
+                          return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(34)) {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                        if (f_nwaste_256 <= INT64_C(127)) {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(15)) {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(28)) {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_H = H;
+                if (f_H <= INT64_C(13)) {
+                  return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
             }
+          }
+        } else {
+          const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+          if (f_ctas_64x128 <= INT64_C(39)) {
+            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+            if (f_ctas_64x64 <= INT64_C(66)) {
+              const std::int64_t f_pad = pad;
+              if (f_pad <= INT64_C(0)) {
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                if (f_ctas_256x128 <= INT64_C(6)) {
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+            }
+          } else {
+            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
           }
         }
       } else {
-        const std::int64_t f_gemm_m = gemm_m;
-        if (f_gemm_m <= INT64_C(489)) {
-          return 23;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-        } else {
-          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-          if (f_nwaste_64 <= INT64_C(104)) {
-            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-            if (f_tail_64x64 <= INT64_C(120)) {
-              return 19;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+        if (f_nwaste_64 <= INT64_C(312)) {
+          const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+          if (f_ctas_256x64 <= INT64_C(1)) {
+            const std::int64_t f_N = N;
+            if (f_N <= INT64_C(3)) {
+              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
-              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-              if (f_nwaste_256 <= INT64_C(281)) {
-                const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
-                if (f_pointwise <= INT64_C(0)) {
-                  return 24;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+            }
+          } else {
+            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+            if (f_ctas_64x64 <= INT64_C(49)) {
+              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+            } else {
+              const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+              if (f_ctas_128x128 <= INT64_C(13)) {
+                const std::int64_t f_K = K;
+                if (f_K <= INT64_C(112)) {
+                  return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
-                return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            }
+          }
+        } else {
+          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+          if (f_tail_256x64 <= INT64_C(37)) {
+            const std::int64_t f_H = H;
+            if (f_H <= INT64_C(17)) {
+              const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+              if (f_mwaste_256 <= INT64_C(177)) {
+                return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              } else {
+                return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              if (f_C <= INT64_C(248)) {
+                const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                if (f_mwaste_128 <= INT64_C(110)) {
+                  return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           } else {
             const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
-            if (f_mwaste_128 <= INT64_C(87)) {
-              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-              if (f_nwaste_256 <= INT64_C(906)) {
-                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-                if (f_kwaste_64 <= INT64_C(375)) {
-                  return 19;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                const std::int64_t f_C = C;
-                if (f_C <= INT64_C(96)) {
-                  return 24;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 20;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              }
+            if (f_mwaste_128 <= INT64_C(56)) {
+              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
-              if (f_nwaste_64 <= INT64_C(375)) {
-                return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+              if (f_ctas_256x64 <= INT64_C(10)) {
+                return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
-                const std::int64_t f_K = K;
-                if (f_K <= INT64_C(24)) {
-                  return 29;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s10_sw4_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
+                return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           }
         }
       }
     } else {
-      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-      if (f_k_iters_64 <= INT64_C(4)) {
-        const std::int64_t f_C = C;
-        if (f_C <= INT64_C(80)) {
-          return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-        } else {
-          if (f_C <= INT64_C(208)) {
-            const std::int64_t f_H = H;
-            if (f_H <= INT64_C(24)) {
-              return 31;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-            } else {
-              const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
-              if (f_ctas_256x64 <= INT64_C(4)) {
-                return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                if (f_ctas_64x64 <= INT64_C(27)) {
-                  return 31;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+      const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+      if (f_ctas_64x128 <= INT64_C(39)) {
+        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+        if (f_k_iters_64 <= INT64_C(6)) {
+          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+          if (f_ctas_64x256 <= INT64_C(22)) {
+            const std::int64_t f_C = C;
+            if (f_C <= INT64_C(280)) {
+              if (f_ctas_64x128 <= INT64_C(36)) {
+                const std::int64_t f_K = K;
+                if (f_K <= INT64_C(1064)) {
+                  if (f_k_iters_64 <= INT64_C(5)) {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_64x64 <= INT64_C(55)) {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(47)) {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    if (f_K <= INT64_C(256)) {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 } else {
-                  return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_256x64 <= INT64_C(41)) {
+                if (f_k_iters_64 <= INT64_C(5)) {
+                  const std::int64_t f_P = P;
+                  if (f_P <= INT64_C(7)) {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(11)) {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(187)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(213)) {
+                          return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(2)) {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_gemm_k <= INT64_C(312)) {
+                      const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                      if (f_nwaste_256 <= INT64_C(187)) {
+                        return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x128 <= INT64_C(11)) {
+                          const std::int64_t f_gemm_m = gemm_m;
+                          if (f_gemm_m <= INT64_C(112)) {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_N = N;
+                          if (f_N <= INT64_C(7)) {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_64x256 <= INT64_C(16)) {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(156)) {
+                        return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(30)) {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_ctas_128x64 <= INT64_C(4)) {
+                            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                            if (f_mwaste_256 <= INT64_C(757)) {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                            if (f_nwaste_256 <= INT64_C(812)) {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                } else {
+                  if (f_ctas_64x256 <= INT64_C(8)) {
+                    const std::int64_t f_stride = stride;
+                    if (f_stride <= INT64_C(1)) {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(6)) {
+                        return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_stride = stride;
+                    if (f_stride <= INT64_C(1)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(278)) {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(18)) {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_P = P;
+                          if (f_P <= INT64_C(18)) {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(27)) {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                if (f_kwaste_64 <= INT64_C(66)) {
+                  if (f_ctas_64x128 <= INT64_C(31)) {
+                    const std::int64_t f_gemm_n = gemm_n;
+                    if (f_gemm_n <= INT64_C(88)) {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(371)) {
+                        if (f_ctas_64x256 <= INT64_C(4)) {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_gemm_k <= INT64_C(352)) {
+                          const std::int64_t f_N = N;
+                          if (f_N <= INT64_C(4)) {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(27)) {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(10)) {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                            if (f_ctas_128x256 <= INT64_C(10)) {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  if (f_ctas_128x64 <= INT64_C(25)) {
+                    const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                    if (f_nwaste_64 <= INT64_C(27)) {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(64)) {
+                        if (f_mwaste_128 <= INT64_C(11)) {
+                          return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(593)) {
+                          if (f_C <= INT64_C(312)) {
+                            if (f_mwaste_64 <= INT64_C(35)) {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(3)) {
+                        return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(959)) {
+                          if (f_ctas_64x256 <= INT64_C(5)) {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(70)) {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(41)) {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                    if (f_nwaste_256 <= INT64_C(343)) {
+                      return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_N = N;
+                      if (f_N <= INT64_C(2)) {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 }
               }
             }
           } else {
-            const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
-            if (f_mwaste_64 <= INT64_C(171)) {
-              const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-              if (f_ctas_128x64 <= INT64_C(21)) {
-                return 23;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                const std::int64_t f_Q = Q;
-                if (f_Q <= INT64_C(60)) {
-                  return 24;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            if (f_gemm_k <= INT64_C(328)) {
+              const std::int64_t f_W = W;
+              if (f_W <= INT64_C(24)) {
+                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_64x64 <= INT64_C(230)) {
+                  const std::int64_t f_R = R;
+                  if (f_R <= INT64_C(2)) {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(6)) {
+                      return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 } else {
-                  return 23;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_H = H;
+                  if (f_H <= INT64_C(39)) {
+                    const std::int64_t f_P = P;
+                    if (f_P <= INT64_C(13)) {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(11)) {
+                        return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_gemm_k <= INT64_C(312)) {
+                          if (f_Q <= INT64_C(19)) {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_C = C;
+                            if (f_C <= INT64_C(160)) {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_N = N;
+                          if (f_N <= INT64_C(6)) {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(152)) {
+                  const std::int64_t f_Q = Q;
+                  if (f_Q <= INT64_C(48)) {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_H = H;
+                  if (f_H <= INT64_C(19)) {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_ctas_64x256 <= INT64_C(30)) {
+                      return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               }
             } else {
-              const std::int64_t f_N = N;
-              if (f_N <= INT64_C(6)) {
-                return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-                if (f_ctas_128x256 <= INT64_C(3)) {
-                  return 32;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+              if (f_ctas_128x128 <= INT64_C(13)) {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(376)) {
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  return 23;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                  if (f_nwaste_64 <= INT64_C(125)) {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_128x256 <= INT64_C(117)) {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                  if (f_mwaste_64 <= INT64_C(2)) {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                  if (f_mwaste_256 <= INT64_C(108)) {
+                    const std::int64_t f_H = H;
+                    if (f_H <= INT64_C(21)) {
+                      return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(2172)) {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(360)) {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              }
+            }
+          }
+        } else {
+          if (f_gemm_k <= INT64_C(520)) {
+            const std::int64_t f_W = W;
+            if (f_W <= INT64_C(1)) {
+              const std::int64_t f_C = C;
+              if (f_C <= INT64_C(440)) {
+                const std::int64_t f_gemm_n = gemm_n;
+                if (f_gemm_n <= INT64_C(48)) {
+                  const std::int64_t f_N = N;
+                  if (f_N <= INT64_C(5)) {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                if (f_ctas_256x64 <= INT64_C(2)) {
+                  return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
+            } else {
+              if (f_gemm_k <= INT64_C(504)) {
+                const std::int64_t f_P = P;
+                if (f_P <= INT64_C(42)) {
+                  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                  if (f_ctas_128x256 <= INT64_C(19)) {
+                    const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                    if (f_mwaste_128 <= INT64_C(933)) {
+                      if (f_W <= INT64_C(42)) {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(61)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(177)) {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_128x256 <= INT64_C(7)) {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(248)) {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(432)) {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_mwaste_128 <= INT64_C(35)) {
+                            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x64 <= INT64_C(423)) {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_k_iters_64 <= INT64_C(7)) {
+                        return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                if (f_ctas_64x128 <= INT64_C(12)) {
+                  const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                  if (f_pointwise <= INT64_C(0)) {
+                    const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_256x128 <= INT64_C(11)) {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x64 <= INT64_C(86)) {
+                    if (f_W <= INT64_C(11)) {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(6)) {
+                        return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                      if (f_nwaste_256 <= INT64_C(62)) {
+                        return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    if (f_pointwise <= INT64_C(0)) {
+                      return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                      if (f_mwaste_64 <= INT64_C(3)) {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x128 <= INT64_C(102)) {
+                          if (f_W <= INT64_C(10)) {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_tail_128x128 <= INT64_C(90)) {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          } else {
+            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+            if (f_ctas_64x64 <= INT64_C(65)) {
+              const std::int64_t f_gemm_m = gemm_m;
+              if (f_gemm_m <= INT64_C(1205)) {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x64 <= INT64_C(162)) {
+                  if (f_ctas_64x128 <= INT64_C(35)) {
+                    const std::int64_t f_H = H;
+                    if (f_H <= INT64_C(44)) {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      if (f_gemm_k <= INT64_C(568)) {
+                        return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(80)) {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_P = P;
+                  if (f_P <= INT64_C(9)) {
+                    if (f_gemm_k <= INT64_C(568)) {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    if (f_k_iters_64 <= INT64_C(33)) {
+                      return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_N = N;
+                if (f_N <= INT64_C(60)) {
+                  if (f_gemm_m <= INT64_C(1213)) {
+                    return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(144)) {
+                      if (f_C <= INT64_C(104)) {
+                        if (f_ctas_64x64 <= INT64_C(49)) {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(10)) {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_ctas_128x64 <= INT64_C(19)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(23)) {
+                            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                            if (f_mwaste_256 <= INT64_C(127)) {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(82)) {
+                        if (f_W <= INT64_C(5)) {
+                          if (f_ctas_64x64 <= INT64_C(31)) {
+                            if (f_gemm_k <= INT64_C(960)) {
+                              return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_128x256 <= INT64_C(13)) {
+                          return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                } else {
+                  const std::int64_t f_K = K;
+                  if (f_K <= INT64_C(64)) {
+                    return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              }
+            } else {
+              const std::int64_t f_C = C;
+              if (f_C <= INT64_C(992)) {
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                if (f_mwaste_256 <= INT64_C(327)) {
+                  if (f_mwaste_256 <= INT64_C(276)) {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_C <= INT64_C(536)) {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x64 <= INT64_C(132)) {
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               }
             }
           }
         }
       } else {
-        if (f_gemm_k <= INT64_C(568)) {
-          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-          if (f_kwaste_64 <= INT64_C(42)) {
-            const std::int64_t f_gemm_m = gemm_m;
-            if (f_gemm_m <= INT64_C(272)) {
-              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-              if (f_nwaste_64 <= INT64_C(312)) {
-                if (f_gemm_k <= INT64_C(352)) {
-                  return 31;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+        if (f_gemm_k <= INT64_C(688)) {
+          const std::int64_t f_C = C;
+          if (f_C <= INT64_C(592)) {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+            if (f_k_iters_64 <= INT64_C(6)) {
+              if (f_C <= INT64_C(344)) {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                if (f_kwaste_64 <= INT64_C(137)) {
+                  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                  if (f_ctas_128x256 <= INT64_C(10)) {
+                    return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_ctas_64x128 <= INT64_C(53)) {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(22)) {
+                        const std::int64_t f_pad = pad;
+                        if (f_pad <= INT64_C(0)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(11)) {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 } else {
-                  return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
-                const std::int64_t f_K = K;
-                if (f_K <= INT64_C(56)) {
-                  return 33;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x64 <= INT64_C(128)) {
+                  const std::int64_t f_W = W;
+                  if (f_W <= INT64_C(71)) {
+                    const std::int64_t f_stride = stride;
+                    if (f_stride <= INT64_C(1)) {
+                      return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_K = K;
+                      if (f_K <= INT64_C(48)) {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 } else {
-                  return 31;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                  if (f_kwaste_64 <= INT64_C(20)) {
+                    return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 }
               }
             } else {
-              const std::int64_t f_W = W;
-              if (f_W <= INT64_C(18)) {
-                if (f_kwaste_64 <= INT64_C(13)) {
-                  return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+              if (f_ctas_256x128 <= INT64_C(10)) {
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                if (f_mwaste_256 <= INT64_C(4)) {
+                  return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  return 32;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
-                return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_R = R;
+                if (f_R <= INT64_C(4)) {
+                  return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
               }
             }
           } else {
-            const std::int64_t f_H = H;
-            if (f_H <= INT64_C(36)) {
-              const std::int64_t f_Q = Q;
-              if (f_Q <= INT64_C(41)) {
-                return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+            if (f_C <= INT64_C(656)) {
+              const std::int64_t f_K = K;
+              if (f_K <= INT64_C(56)) {
+                return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
-                const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_128x256 <= INT64_C(29)) {
-                  return 32;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
+                return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             } else {
-              return 21;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
             }
           }
         } else {
-          if (f_gemm_k <= INT64_C(688)) {
-            const std::int64_t f_pad = pad;
-            if (f_pad <= INT64_C(1)) {
-              return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+          if (f_gemm_k <= INT64_C(1392)) {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+            if (f_kwaste_64 <= INT64_C(32)) {
+              const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_256x128 <= INT64_C(86)) {
+                const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                if (f_pointwise <= INT64_C(0)) {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                  if (f_nwaste_256 <= INT64_C(812)) {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                const std::int64_t f_N = N;
+                if (f_N <= INT64_C(24)) {
+                  const std::int64_t f_P = P;
+                  if (f_P <= INT64_C(22)) {
+                    if (f_kwaste_64 <= INT64_C(17)) {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_64x64 <= INT64_C(67)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(17)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(29)) {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
             } else {
-              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_R = R;
+              if (f_R <= INT64_C(4)) {
+                const std::int64_t f_N = N;
+                if (f_N <= INT64_C(58)) {
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                const std::int64_t f_H = H;
+                if (f_H <= INT64_C(24)) {
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
             }
           } else {
-            const std::int64_t f_N = N;
-            if (f_N <= INT64_C(24)) {
-              return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-            } else {
-              const std::int64_t f_P = P;
-              if (f_P <= INT64_C(6)) {
-                return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_S = S;
+            if (f_S <= INT64_C(1)) {
+              const std::int64_t f_stride = stride;
+              if (f_stride <= INT64_C(1)) {
+                return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
-                const std::int64_t f_C = C;
-                if (f_C <= INT64_C(192)) {
-                  return 33;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              const std::int64_t f_C = C;
+              if (f_C <= INT64_C(48)) {
+                const std::int64_t f_N = N;
+                if (f_N <= INT64_C(7)) {
+                  return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
+              } else {
+                return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           }
@@ -4985,368 +6564,4021 @@ constexpr int select_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std:
       }
     }
   } else {
-    const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-    if (f_waves_64x64 <= INT64_C(1)) {
-      const std::int64_t f_C = C;
-      if (f_C <= INT64_C(232)) {
-        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-        if (f_k_iters_64 <= INT64_C(2)) {
-          const std::int64_t f_P = P;
-          if (f_P <= INT64_C(72)) {
-            const std::int64_t f_gemm_k = gemm_k;
-            if (f_gemm_k <= INT64_C(24)) {
-              if (f_ctas_64x64 <= INT64_C(82)) {
-                return 23;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                return 27;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-              }
-            } else {
-              if (f_P <= INT64_C(47)) {
-                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-                if (f_nwaste_128 <= INT64_C(812)) {
-                  return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+    if (f_ctas_128x64 <= INT64_C(133)) {
+      const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+      if (f_ctas_64x64 <= INT64_C(133)) {
+        const std::int64_t f_gemm_k = gemm_k;
+        if (f_gemm_k <= INT64_C(968)) {
+          if (f_gemm_k <= INT64_C(392)) {
+            if (f_gemm_k <= INT64_C(136)) {
+              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_64x256 <= INT64_C(541)) {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(56)) {
+                  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_64x64 <= INT64_C(708)) {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(2354)) {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(46)) {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(11)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                          if (f_mwaste_64 <= INT64_C(13)) {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(82)) {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        if (f_tail_64x256 <= INT64_C(86)) {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(921)) {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_Q = Q;
+                    if (f_Q <= INT64_C(41)) {
+                      return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_N = N;
+                      if (f_N <= INT64_C(1)) {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 } else {
-                  return 25;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s5_sw2_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                  if (f_mwaste_64 <= INT64_C(1)) {
+                    const std::int64_t f_gemm_n = gemm_n;
+                    if (f_gemm_n <= INT64_C(112)) {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(45)) {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_P <= INT64_C(68)) {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                      if (f_kwaste_64 <= INT64_C(187)) {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 }
               } else {
-                const std::int64_t f_W = W;
-                if (f_W <= INT64_C(60)) {
-                  return 31;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                if (f_gemm_k <= INT64_C(72)) {
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(5531)) {
+                    const std::int64_t f_gemm_n = gemm_n;
+                    if (f_gemm_n <= INT64_C(56)) {
+                      return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(36)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(28)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    if (f_gemm_k <= INT64_C(56)) {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(53)) {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                        if (f_nwaste_128 <= INT64_C(812)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          if (f_pointwise <= INT64_C(0)) {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_H <= INT64_C(118)) {
+                          const std::int64_t f_gemm_n = gemm_n;
+                          if (f_gemm_n <= INT64_C(24)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x128 <= INT64_C(340)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(59)) {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(17)) {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 } else {
-                  return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                  if (f_kwaste_64 <= INT64_C(187)) {
+                    return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                    if (f_mwaste_256 <= INT64_C(26)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(25)) {
+                        const std::int64_t f_P = P;
+                        if (f_P <= INT64_C(17)) {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(1)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(36)) {
+                            return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(19)) {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              }
+            } else {
+              const std::int64_t f_R = R;
+              if (f_R <= INT64_C(1)) {
+                if (f_gemm_k <= INT64_C(200)) {
+                  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                  if (f_ctas_256x128 <= INT64_C(12)) {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(2734)) {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(312)) {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_256x64 <= INT64_C(32)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(21)) {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(427)) {
+                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          if (f_pointwise <= INT64_C(0)) {
+                            const std::int64_t f_N = N;
+                            if (f_N <= INT64_C(6)) {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(0)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_K = K;
+                        if (f_K <= INT64_C(144)) {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(8)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_N = N;
+                            if (f_N <= INT64_C(1)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(18)) {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(4)) {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                } else {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_64x256 <= INT64_C(639)) {
+                    if (f_gemm_k <= INT64_C(280)) {
+                      return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(88)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(17)) {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(19)) {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_64x256 <= INT64_C(21)) {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(336)) {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(71)) {
+                              return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                            if (f_kwaste_64 <= INT64_C(41)) {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(52)) {
+                            if (f_ctas_64x64 <= INT64_C(131)) {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_gemm_m = gemm_m;
+                            if (f_gemm_m <= INT64_C(2550)) {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                    if (f_kwaste_64 <= INT64_C(112)) {
+                      const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                      if (f_ctas_128x128 <= INT64_C(64)) {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(368)) {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(15)) {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(18)) {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(63)) {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(18)) {
+                            return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(26)) {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_128x128 <= INT64_C(314)) {
+                  const std::int64_t f_Q = Q;
+                  if (f_Q <= INT64_C(5)) {
+                    const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_64x128 <= INT64_C(48)) {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    if (f_ctas_64x64 <= INT64_C(129)) {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(3)) {
+                        const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_64x128 <= INT64_C(50)) {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                  if (f_mwaste_128 <= INT64_C(16)) {
+                    return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 }
               }
             }
           } else {
-            const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
-            if (f_ctas_256x128 <= INT64_C(25)) {
-              return 32;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+            if (f_ctas_128x64 <= INT64_C(65)) {
+              const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_64x64 <= INT64_C(518)) {
+                const std::int64_t f_P = P;
+                if (f_P <= INT64_C(13)) {
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(546)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                    if (f_kwaste_64 <= INT64_C(38)) {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(10)) {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(2)) {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                if (f_nwaste_64 <= INT64_C(28)) {
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(816)) {
+                    if (f_C <= INT64_C(728)) {
+                      const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_256x64 <= INT64_C(34)) {
+                        if (f_C <= INT64_C(72)) {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(40)) {
+                            if (f_ctas_64x64 <= INT64_C(84)) {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_ctas_64x64 <= INT64_C(116)) {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        if (f_gemm_k <= INT64_C(648)) {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      if (f_gemm_k <= INT64_C(776)) {
+                        return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_64x128 <= INT64_C(62)) {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x128 <= INT64_C(299)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                    if (f_kwaste_64 <= INT64_C(95)) {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(688)) {
+                        const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_64x128 <= INT64_C(39)) {
+                          if (f_gemm_k <= INT64_C(592)) {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_64x64 <= INT64_C(75)) {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(4)) {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(98)) {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_C <= INT64_C(784)) {
+                          const std::int64_t f_N = N;
+                          if (f_N <= INT64_C(11)) {
+                            return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_64x64 <= INT64_C(73)) {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_R = R;
+                      if (f_R <= INT64_C(3)) {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(496)) {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(59)) {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(148)) {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(2)) {
+                            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                            if (f_k_iters_64 <= INT64_C(7)) {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(7983)) {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(13)) {
+                        if (f_ctas_128x64 <= INT64_C(61)) {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_Q = Q;
+                          if (f_Q <= INT64_C(8)) {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(11)) {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                }
+              }
             } else {
-              return 33;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_C = C;
+              if (f_C <= INT64_C(24)) {
+                return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              } else {
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_64x256 <= INT64_C(268)) {
+                  return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  const std::int64_t f_Q = Q;
+                  if (f_Q <= INT64_C(24)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                    if (f_mwaste_256 <= INT64_C(40)) {
+                      return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      if (f_ctas_128x64 <= INT64_C(68)) {
+                        if (f_gemm_k <= INT64_C(504)) {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x64 <= INT64_C(495)) {
+                          return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              }
             }
           }
         } else {
-          if (f_C <= INT64_C(72)) {
-            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-            if (f_mwaste_256 <= INT64_C(236)) {
-              return 33;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-            } else {
-              return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-            }
-          } else {
-            if (f_C <= INT64_C(136)) {
-              const std::int64_t f_K = K;
-              if (f_K <= INT64_C(1152)) {
-                return 24;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-              }
-            } else {
-              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-              if (f_kwaste_64 <= INT64_C(176)) {
-                const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-                if (f_ctas_128x256 <= INT64_C(12)) {
-                  return 24;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+          const std::int64_t f_C = C;
+          if (f_C <= INT64_C(216)) {
+            if (f_gemm_k <= INT64_C(1176)) {
+              const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_128x256 <= INT64_C(488)) {
+                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_64x64 <= INT64_C(515)) {
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(503)) {
+                    return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 } else {
-                  return 33;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  if (f_ctas_128x64 <= INT64_C(65)) {
+                    return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                    if (f_k_iters_64 <= INT64_C(17)) {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               } else {
-                return 23;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+              if (f_k_iters_64 <= INT64_C(68)) {
+                const std::int64_t f_gemm_m = gemm_m;
+                if (f_gemm_m <= INT64_C(434)) {
+                  if (f_k_iters_64 <= INT64_C(24)) {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
+                  if (f_waves_64x256 <= INT64_C(1)) {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                if (f_ctas_64x64 <= INT64_C(122)) {
+                  return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
+            }
+          } else {
+            if (f_ctas_64x64 <= INT64_C(68)) {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+              if (f_k_iters_64 <= INT64_C(40)) {
+                const std::int64_t f_H = H;
+                if (f_H <= INT64_C(19)) {
+                  return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  const std::int64_t f_W = W;
+                  if (f_W <= INT64_C(23)) {
+                    return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              const std::int64_t f_S = S;
+              if (f_S <= INT64_C(6)) {
+                const std::int64_t f_gemm_m = gemm_m;
+                if (f_gemm_m <= INT64_C(8336)) {
+                  const std::int64_t f_W = W;
+                  if (f_W <= INT64_C(108)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                    if (f_kwaste_64 <= INT64_C(42)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(0)) {
+                        const std::int64_t f_R = R;
+                        if (f_R <= INT64_C(4)) {
+                          if (f_kwaste_64 <= INT64_C(18)) {
+                            return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                        if (f_nwaste_256 <= INT64_C(161)) {
+                          return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x256 <= INT64_C(170)) {
+                            if (f_mwaste_256 <= INT64_C(86)) {
+                              return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_W <= INT64_C(14)) {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                    if (f_kwaste_64 <= INT64_C(2)) {
+                      if (f_ctas_128x64 <= INT64_C(64)) {
+                        return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                  if (f_mwaste_64 <= INT64_C(6)) {
+                    return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                if (f_ctas_128x128 <= INT64_C(40)) {
+                  return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
               }
             }
           }
         }
       } else {
-        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-        if (f_k_iters_64 <= INT64_C(15)) {
-          const std::int64_t f_W = W;
-          if (f_W <= INT64_C(44)) {
-            const std::int64_t f_gemm_n = gemm_n;
-            if (f_gemm_n <= INT64_C(40)) {
-              if (f_W <= INT64_C(27)) {
-                return 22;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                return 25;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s5_sw2_optimized_strided_sk1_a16x16x8_clamp
-              }
-            } else {
+        const std::int64_t f_gemm_k = gemm_k;
+        if (f_gemm_k <= INT64_C(248)) {
+          const std::int64_t f_pad = pad;
+          if (f_pad <= INT64_C(0)) {
+            if (f_ctas_128x64 <= INT64_C(98)) {
               const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-              if (f_kwaste_64 <= INT64_C(47)) {
-                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-                if (f_mwaste_256 <= INT64_C(112)) {
-                  return 24;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              if (f_kwaste_64 <= INT64_C(145)) {
+                const std::int64_t f_gemm_m = gemm_m;
+                if (f_gemm_m <= INT64_C(8955)) {
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(208)) {
+                    const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_256x128 <= INT64_C(196)) {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(268)) {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(50)) {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(340)) {
+                            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                            if (f_ctas_64x128 <= INT64_C(69)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_tail_256x64 <= INT64_C(355)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_stride = stride;
+                      if (f_stride <= INT64_C(1)) {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(382)) {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_64x256 <= INT64_C(81)) {
+                      const std::int64_t f_K = K;
+                      if (f_K <= INT64_C(976)) {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(3)) {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_P = P;
+                        if (f_P <= INT64_C(17)) {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  return 33;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                  if (f_mwaste_128 <= INT64_C(0)) {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                    if (f_k_iters_64 <= INT64_C(1)) {
+                      return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 }
               } else {
-                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-                if (f_nwaste_128 <= INT64_C(312)) {
-                  return 32;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_64x256 <= INT64_C(639)) {
+                  if (f_tail_64x256 <= INT64_C(336)) {
+                    if (f_gemm_k <= INT64_C(64)) {
+                      const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                      if (f_mwaste_64 <= INT64_C(5)) {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(90)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(10)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(25)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(29)) {
+                        const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_256x128 <= INT64_C(39)) {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(2)) {
+                            if (f_ctas_256x128 <= INT64_C(19)) {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                            if (f_mwaste_128 <= INT64_C(18)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                    if (f_nwaste_64 <= INT64_C(437)) {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(51)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(15)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(20)) {
+                          if (f_H <= INT64_C(17)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(1)) {
+                        return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(19)) {
+                          return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  return 31;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                  if (f_k_iters_64 <= INT64_C(1)) {
+                    return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_gemm_k <= INT64_C(128)) {
+                      return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(125)) {
+                        return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                }
+              }
+            } else {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+              if (f_nwaste_128 <= INT64_C(687)) {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(216)) {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_64x256 <= INT64_C(11)) {
+                    return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_ctas_64x64 <= INT64_C(197)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(18)) {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_128x256 <= INT64_C(62)) {
+                          if (f_gemm_k <= INT64_C(96)) {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                      if (f_nwaste_64 <= INT64_C(312)) {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(10)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                } else {
+                  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                  if (f_ctas_256x128 <= INT64_C(33)) {
+                    return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_gemm_m = gemm_m;
+                if (f_gemm_m <= INT64_C(13097)) {
+                  return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  const std::int64_t f_W = W;
+                  if (f_W <= INT64_C(137)) {
+                    return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_gemm_k <= INT64_C(32)) {
+                      return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               }
             }
           } else {
-            return 33;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+            if (f_ctas_64x64 <= INT64_C(137)) {
+              return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            } else {
+              const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+              if (f_mwaste_256 <= INT64_C(1)) {
+                return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              } else {
+                return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            }
           }
         } else {
-          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-          if (f_tail_256x64 <= INT64_C(155)) {
-            const std::int64_t f_gemm_n = gemm_n;
-            if (f_gemm_n <= INT64_C(304)) {
-              return 33;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-            } else {
-              if (f_k_iters_64 <= INT64_C(40)) {
-                return 24;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+          const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+          if (f_ctas_64x128 <= INT64_C(114)) {
+            if (f_gemm_k <= INT64_C(1208)) {
+              const std::int64_t f_C = C;
+              if (f_C <= INT64_C(120)) {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                if (f_ctas_256x64 <= INT64_C(35)) {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                  if (f_mwaste_128 <= INT64_C(13)) {
+                    return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_128x128 <= INT64_C(38)) {
+                      return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  if (f_C <= INT64_C(88)) {
+                    return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                    if (f_nwaste_64 <= INT64_C(85)) {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(1584)) {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                        if (f_nwaste_128 <= INT64_C(218)) {
+                          return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(1770)) {
+                        return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                }
               } else {
-                return 33;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                if (f_gemm_k <= INT64_C(264)) {
+                  return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x64 <= INT64_C(268)) {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(1)) {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(13)) {
+                        return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(4302)) {
+                        return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    if (f_C <= INT64_C(1008)) {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(270)) {
+                        const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_256x128 <= INT64_C(33)) {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(55)) {
+                            return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_gemm_k <= INT64_C(672)) {
+                              return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_C <= INT64_C(720)) {
+                          if (f_gemm_k <= INT64_C(352)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                            if (f_k_iters_64 <= INT64_C(10)) {
+                              return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(13)) {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(2526)) {
+                          return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(27)) {
+                            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x64 <= INT64_C(484)) {
+                              return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                        if (f_kwaste_64 <= INT64_C(28)) {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(18)) {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(234)) {
+                              return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            } else {
+              const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+              if (f_ctas_64x256 <= INT64_C(98)) {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(176)) {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                  if (f_nwaste_128 <= INT64_C(10)) {
+                    const std::int64_t f_R = R;
+                    if (f_R <= INT64_C(6)) {
+                      return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_128x128 <= INT64_C(49)) {
+                      if (f_ctas_64x64 <= INT64_C(169)) {
+                        const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                        if (f_ctas_256x64 <= INT64_C(35)) {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_nwaste_128 <= INT64_C(39)) {
+                            return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  if (f_ctas_64x64 <= INT64_C(139)) {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                    if (f_mwaste_64 <= INT64_C(9)) {
+                      if (f_gemm_k <= INT64_C(1600)) {
+                        return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                      if (f_nwaste_64 <= INT64_C(91)) {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                        if (f_kwaste_64 <= INT64_C(3)) {
+                          const std::int64_t f_stride = stride;
+                          if (f_stride <= INT64_C(1)) {
+                            return 20;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_gemm_k <= INT64_C(1872)) {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                    if (f_nwaste_128 <= INT64_C(281)) {
+                      const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x128 <= INT64_C(401)) {
+                        const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                        if (f_ctas_256x64 <= INT64_C(35)) {
+                          if (f_ctas_64x128 <= INT64_C(82)) {
+                            return 11;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(167)) {
+                            return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                        if (f_kwaste_64 <= INT64_C(11)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(11)) {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(246)) {
+                              return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(20)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_gemm_k <= INT64_C(2520)) {
+                              return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(43)) {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_gemm_k <= INT64_C(15800)) {
+                          return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                }
+              } else {
+                return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           } else {
-            return 24;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+            if (f_nwaste_256 <= INT64_C(843)) {
+              const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_128x256 <= INT64_C(246)) {
+                if (f_gemm_k <= INT64_C(1016)) {
+                  if (f_gemm_k <= INT64_C(720)) {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(336)) {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(4)) {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                        if (f_nwaste_128 <= INT64_C(312)) {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_stride = stride;
+                        if (f_stride <= INT64_C(1)) {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_R = R;
+                          if (f_R <= INT64_C(2)) {
+                            if (f_nwaste_256 <= INT64_C(68)) {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(82)) {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(7)) {
+                          const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_256x64 <= INT64_C(54)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_P = P;
+                    if (f_P <= INT64_C(6)) {
+                      return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                  if (f_kwaste_64 <= INT64_C(7)) {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                    if (f_k_iters_64 <= INT64_C(29)) {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(454)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(41)) {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_gemm_n = gemm_n;
+                          if (f_gemm_n <= INT64_C(176)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(4)) {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_128x256 <= INT64_C(29)) {
+                      return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(102)) {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                }
+              } else {
+                if (f_gemm_k <= INT64_C(392)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x128 <= INT64_C(268)) {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(144)) {
+                      return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                      if (f_mwaste_64 <= INT64_C(6)) {
+                        const std::int64_t f_K = K;
+                        if (f_K <= INT64_C(56)) {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(20)) {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                            if (f_ctas_64x256 <= INT64_C(119)) {
+                              return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(2767)) {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_128x128 <= INT64_C(115)) {
+                      const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                      if (f_kwaste_64 <= INT64_C(125)) {
+                        if (f_ctas_128x128 <= INT64_C(112)) {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(723)) {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_pad = pad;
+                      if (f_pad <= INT64_C(0)) {
+                        const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_64x256 <= INT64_C(240)) {
+                          const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                          if (f_mwaste_64 <= INT64_C(2)) {
+                            return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                } else {
+                  if (f_ctas_128x64 <= INT64_C(132)) {
+                    if (f_nwaste_256 <= INT64_C(72)) {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(1347)) {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(14)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(296)) {
+                            return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_64x64 <= INT64_C(60)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(61)) {
+                          return 23;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_ctas_64x128 <= INT64_C(117)) {
+                          const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_256x64 <= INT64_C(56)) {
+                            const std::int64_t f_pad = pad;
+                            if (f_pad <= INT64_C(0)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_gemm_k <= INT64_C(512)) {
+                              return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                          if (f_nwaste_128 <= INT64_C(17)) {
+                            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                            if (f_k_iters_64 <= INT64_C(8)) {
+                              return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              }
+            } else {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+              if (f_k_iters_64 <= INT64_C(15)) {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x64 <= INT64_C(488)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x128 <= INT64_C(268)) {
+                    const std::int64_t f_W = W;
+                    if (f_W <= INT64_C(26)) {
+                      const std::int64_t f_pad = pad;
+                      if (f_pad <= INT64_C(0)) {
+                        return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_R = R;
+                      if (f_R <= INT64_C(2)) {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(480)) {
+                          return 22;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_pad = pad;
+                    if (f_pad <= INT64_C(0)) {
+                      if (f_k_iters_64 <= INT64_C(5)) {
+                        if (f_ctas_128x64 <= INT64_C(97)) {
+                          return 9;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(50)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            if (f_pointwise <= INT64_C(0)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_R = R;
+                        if (f_R <= INT64_C(4)) {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(73)) {
+                            if (f_ctas_64x64 <= INT64_C(149)) {
+                              return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                            if (f_ctas_256x128 <= INT64_C(51)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_N = N;
+                      if (f_N <= INT64_C(47)) {
+                        if (f_pad <= INT64_C(2)) {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(104)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                } else {
+                  if (f_gemm_k <= INT64_C(624)) {
+                    return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_S = S;
+                if (f_S <= INT64_C(4)) {
+                  const std::int64_t f_Q = Q;
+                  if (f_Q <= INT64_C(94)) {
+                    return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_P = P;
+                    if (f_P <= INT64_C(43)) {
+                      return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x256 <= INT64_C(836)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                    if (f_mwaste_256 <= INT64_C(4)) {
+                      return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_64x64 <= INT64_C(143)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(72)) {
+                          const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                          if (f_mwaste_64 <= INT64_C(5)) {
+                            return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(389)) {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_k_iters_64 <= INT64_C(22)) {
+                      return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 18;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              }
+            }
           }
         }
       }
     } else {
-      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-      if (f_nwaste_128 <= INT64_C(137)) {
-        const std::int64_t f_gemm_k = gemm_k;
-        if (f_gemm_k <= INT64_C(1016)) {
-          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-          if (f_k_iters_64 <= INT64_C(3)) {
-            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
-            if (f_ctas_128x128 <= INT64_C(116)) {
-              const std::int64_t f_S = S;
-              if (f_S <= INT64_C(2)) {
-                const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_256x128 <= INT64_C(155)) {
-                  return 32;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              }
+      const std::int64_t f_gemm_k = gemm_k;
+      if (f_gemm_k <= INT64_C(248)) {
+        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+        if (f_nwaste_64 <= INT64_C(437)) {
+          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+          if (f_ctas_64x64 <= INT64_C(397)) {
+            const std::int64_t f_S = S;
+            if (f_S <= INT64_C(2)) {
+              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
-              const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
-              if (f_ctas_64x256 <= INT64_C(409)) {
-                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_256x64 <= INT64_C(560)) {
-                  return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
+              const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+              if (f_ctas_128x256 <= INT64_C(88)) {
+                return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
-                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_128x128 <= INT64_C(94)) {
-                  return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_64x256 <= INT64_C(564)) {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x128 <= INT64_C(45)) {
+                    return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 } else {
-                  return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               }
             }
           } else {
-            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
-            if (f_ctas_256x64 <= INT64_C(66)) {
-              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-              if (f_tail_64x256 <= INT64_C(268)) {
-                return 10;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                if (f_ctas_64x64 <= INT64_C(240)) {
-                  return 15;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+            if (f_ctas_64x128 <= INT64_C(397)) {
+              const std::int64_t f_gemm_m = gemm_m;
+              if (f_gemm_m <= INT64_C(12322)) {
+                if (f_gemm_k <= INT64_C(120)) {
+                  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                  if (f_ctas_64x256 <= INT64_C(200)) {
+                    const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_256x64 <= INT64_C(127)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(6)) {
+                        return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x128 <= INT64_C(128)) {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(125)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(420)) {
+                            const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                            if (f_nwaste_128 <= INT64_C(34)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(12)) {
+                              return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 4;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(187)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(7)) {
+                          return 4;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x128 <= INT64_C(393)) {
+                          if (f_ctas_64x256 <= INT64_C(175)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_ctas_128x64 <= INT64_C(290)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(43)) {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 } else {
-                  return 23;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x128 <= INT64_C(465)) {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_64x256 <= INT64_C(214)) {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(72)) {
+                        return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(36)) {
+                          if (f_ctas_64x64 <= INT64_C(430)) {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(19)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(310)) {
+                            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_256x64 <= INT64_C(161)) {
+                              return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_gemm_k <= INT64_C(208)) {
+                        if (f_ctas_64x128 <= INT64_C(331)) {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_128x256 <= INT64_C(59)) {
+                      return 4;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_S = S;
+                      if (f_S <= INT64_C(2)) {
+                        if (f_tail_128x128 <= INT64_C(942)) {
+                          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_64x256 <= INT64_C(209)) {
+                            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_256x64 <= INT64_C(104)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          if (f_ctas_128x256 <= INT64_C(64)) {
+                            return 4;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_ctas_64x128 <= INT64_C(250)) {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_pad = pad;
+                if (f_pad <= INT64_C(0)) {
+                  if (f_gemm_k <= INT64_C(232)) {
+                    if (f_gemm_k <= INT64_C(216)) {
+                      return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(26)) {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               }
             } else {
-              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-              if (f_tail_128x128 <= INT64_C(643)) {
-                return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_128x256 <= INT64_C(242)) {
-                  return 7;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_gemm_n = gemm_n;
+              if (f_gemm_n <= INT64_C(72)) {
+                const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                if (f_ctas_128x128 <= INT64_C(966)) {
+                  if (f_gemm_k <= INT64_C(56)) {
+                    const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_128x128 <= INT64_C(83)) {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(272)) {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(965)) {
+                        return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_gemm_k <= INT64_C(40)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 4;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(136)) {
+                      if (f_ctas_64x64 <= INT64_C(521)) {
+                        const std::int64_t f_pad = pad;
+                        if (f_pad <= INT64_C(0)) {
+                          const std::int64_t f_Q = Q;
+                          if (f_Q <= INT64_C(33)) {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(689)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 4;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(279)) {
+                          if (f_C <= INT64_C(80)) {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(45)) {
+                            const std::int64_t f_N = N;
+                            if (f_N <= INT64_C(14)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_ctas_128x64 <= INT64_C(427)) {
+                        const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_256x128 <= INT64_C(104)) {
+                          return 4;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(961)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 4;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(711)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(280)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x256 <= INT64_C(685)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  if (f_gemm_k <= INT64_C(24)) {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_128x256 <= INT64_C(1989)) {
+                      return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    if (f_ctas_128x64 <= INT64_C(1112)) {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(1079)) {
+                        return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                if (f_nwaste_256 <= INT64_C(484)) {
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(199079)) {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                    if (f_nwaste_128 <= INT64_C(98)) {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(200)) {
+                        if (f_ctas_64x128 <= INT64_C(809)) {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(264)) {
+                            if (f_ctas_128x64 <= INT64_C(382)) {
+                              return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_C <= INT64_C(88)) {
+                              return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_pad = pad;
+                          if (f_pad <= INT64_C(0)) {
+                            return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_nwaste_256 <= INT64_C(197)) {
+                          const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                          if (f_waves_64x64 <= INT64_C(17)) {
+                            if (f_ctas_128x64 <= INT64_C(536)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      if (f_gemm_m <= INT64_C(29462)) {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(620)) {
+                          if (f_gemm_k <= INT64_C(88)) {
+                            if (f_ctas_64x128 <= INT64_C(814)) {
+                              return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_nwaste_256 <= INT64_C(280)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(200)) {
+                            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x64 <= INT64_C(188)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_nwaste_64 <= INT64_C(145)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        if (f_nwaste_256 <= INT64_C(421)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(126)) {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_nwaste_64 <= INT64_C(104)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(83)) {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(757)) {
+                              return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_256x64 <= INT64_C(1772)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_nwaste_256 <= INT64_C(98)) {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(56)) {
+                        return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                        if (f_kwaste_64 <= INT64_C(145)) {
+                          if (f_nwaste_256 <= INT64_C(19)) {
+                            return 15;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                            if (f_nwaste_128 <= INT64_C(72)) {
+                              return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      if (f_ctas_64x128 <= INT64_C(6948)) {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                        if (f_nwaste_128 <= INT64_C(281)) {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_ctas_64x128 <= INT64_C(7793)) {
+                          const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_128x256 <= INT64_C(617)) {
+                            return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_K = K;
+                            if (f_K <= INT64_C(168)) {
+                              return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_K = K;
+                          if (f_K <= INT64_C(368)) {
+                            return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(437)) {
+                              return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                } else {
+                  if (f_gemm_k <= INT64_C(120)) {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(46830)) {
+                      const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_64x256 <= INT64_C(720)) {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(408)) {
+                          const std::int64_t f_K = K;
+                          if (f_K <= INT64_C(104)) {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(137)) {
+                              return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(32)) {
+                            if (f_W <= INT64_C(31)) {
+                              return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        return 12;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_128x128 <= INT64_C(1401)) {
+                      const std::int64_t f_pad = pad;
+                      if (f_pad <= INT64_C(0)) {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(617)) {
+                          const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x256 <= INT64_C(340)) {
+                            return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                            if (f_ctas_64x256 <= INT64_C(775)) {
+                              return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_P = P;
+                          if (f_P <= INT64_C(213)) {
+                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            if (f_pointwise <= INT64_C(0)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_nwaste_256 <= INT64_C(562)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(133)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                      if (f_kwaste_64 <= INT64_C(31)) {
+                        return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        if (f_pointwise <= INT64_C(0)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 }
               }
             }
           }
         } else {
-          const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
-          if (f_ctas_256x128 <= INT64_C(33)) {
-            const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-            if (f_ctas_128x256 <= INT64_C(56)) {
-              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-              if (f_k_iters_64 <= INT64_C(17)) {
-                if (f_ctas_64x64 <= INT64_C(240)) {
-                  return 18;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw4_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 17;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw2_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                return 16;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-              }
+          const std::int64_t f_Q = Q;
+          if (f_Q <= INT64_C(14)) {
+            const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+            if (f_tail_128x128 <= INT64_C(124)) {
+              return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
-              return 17;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw2_optimized_strided_sk1_a16x16x8_clamp
+              return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
             }
           } else {
-            const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-            if (f_waves_64x256 <= INT64_C(6)) {
-              const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-              if (f_tail_256x128 <= INT64_C(503)) {
-                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-                if (f_k_iters_64 <= INT64_C(30)) {
-                  return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-                if (f_nwaste_256 <= INT64_C(115)) {
-                  return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 7;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              }
+            const std::int64_t f_S = S;
+            if (f_S <= INT64_C(2)) {
+              return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
-              const std::int64_t f_gemm_m = gemm_m;
-              if (f_gemm_m <= INT64_C(17696)) {
-                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_64x256 <= INT64_C(620)) {
-                  return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
+              const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+              if (f_ctas_64x64 <= INT64_C(401)) {
+                return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
-                return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           }
         }
       } else {
-        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-        if (f_nwaste_64 <= INT64_C(312)) {
-          const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-          if (f_ctas_128x64 <= INT64_C(398)) {
-            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-            if (f_tail_256x64 <= INT64_C(522)) {
-              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-              if (f_k_iters_64 <= INT64_C(2)) {
-                const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-                if (f_waves_64x256 <= INT64_C(2)) {
-                  return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+        if (f_nwaste_128 <= INT64_C(468)) {
+          if (f_gemm_k <= INT64_C(1016)) {
+            if (f_nwaste_128 <= INT64_C(117)) {
+              const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+              if (f_ctas_256x64 <= INT64_C(4650)) {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(56)) {
+                  const std::int64_t f_gemm_n = gemm_n;
+                  if (f_gemm_n <= INT64_C(184)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                    if (f_mwaste_256 <= INT64_C(8)) {
+                      return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(560)) {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_ctas_256x64 <= INT64_C(100)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_64x256 <= INT64_C(393)) {
+                      const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x128 <= INT64_C(279)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(26)) {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(63)) {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(71)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(204688)) {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(12)) {
+                          const std::int64_t f_N = N;
+                          if (f_N <= INT64_C(55)) {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 } else {
-                  return 14;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(71930)) {
+                    if (f_C <= INT64_C(280)) {
+                      const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x128 <= INT64_C(571)) {
+                        const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_64x128 <= INT64_C(348)) {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(2)) {
+                            if (f_gemm_k <= INT64_C(416)) {
+                              return 13;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(555)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(25)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(28)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x256 <= INT64_C(492)) {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(2)) {
+                            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                            if (f_ctas_128x128 <= INT64_C(640)) {
+                              return 15;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(48)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(88)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x128 <= INT64_C(170)) {
+                        const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                        if (f_waves_256x64 <= INT64_C(2)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(556)) {
+                            if (f_gemm_k <= INT64_C(320)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(15)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x256 <= INT64_C(965)) {
+                          if (f_ctas_128x64 <= INT64_C(137)) {
+                            if (f_C <= INT64_C(416)) {
+                              return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          if (f_tail_128x128 <= INT64_C(492)) {
+                            if (f_gemm_k <= INT64_C(496)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_C <= INT64_C(432)) {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(248)) {
+                        return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_S = S;
+                        if (f_S <= INT64_C(2)) {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(90)) {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(53)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 15;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_256x128 <= INT64_C(874)) {
+                            if (f_C <= INT64_C(80)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(69)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(57)) {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(276)) {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(25)) {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(125)) {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_ctas_128x64 <= INT64_C(2957)) {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  }
                 }
               } else {
-                return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(464)) {
+                  if (f_C <= INT64_C(272)) {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                    if (f_nwaste_256 <= INT64_C(406)) {
+                      if (f_C <= INT64_C(176)) {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(69)) {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_128x256 <= INT64_C(185)) {
+                            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x64 <= INT64_C(181)) {
+                              return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(26)) {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(94)) {
+                            return 15;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 15;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(63)) {
+                      const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x128 <= INT64_C(996)) {
+                        if (f_N <= INT64_C(62)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(0)) {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                        if (f_waves_64x64 <= INT64_C(563)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 15;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      return 15;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                  if (f_waves_256x64 <= INT64_C(36)) {
+                    return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_Q = Q;
+                    if (f_Q <= INT64_C(31)) {
+                      return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      if (f_Q <= INT64_C(38)) {
+                        if (f_gemm_k <= INT64_C(656)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                }
               }
             } else {
-              const std::int64_t f_gemm_k = gemm_k;
-              if (f_gemm_k <= INT64_C(272)) {
-                const std::int64_t f_S = S;
-                if (f_S <= INT64_C(2)) {
-                  return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_K = K;
+              if (f_K <= INT64_C(152)) {
+                const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                if (f_ctas_64x256 <= INT64_C(407)) {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x128 <= INT64_C(511)) {
+                    const std::int64_t f_W = W;
+                    if (f_W <= INT64_C(40)) {
+                      if (f_K <= INT64_C(128)) {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(304)) {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_tail_128x128 <= INT64_C(264)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(17917)) {
+                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        if (f_pointwise <= INT64_C(0)) {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_tail_128x128 <= INT64_C(155)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_gemm_k <= INT64_C(472)) {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(6)) {
+                            if (f_ctas_64x256 <= INT64_C(324)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(742)) {
+                            if (f_gemm_k <= INT64_C(920)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x256 <= INT64_C(730)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_gemm_k <= INT64_C(328)) {
+                      if (f_ctas_64x256 <= INT64_C(194)) {
+                        const std::int64_t f_R = R;
+                        if (f_R <= INT64_C(2)) {
+                          return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(2)) {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(131)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(56)) {
+                        const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                        if (f_waves_64x64 <= INT64_C(3)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_nwaste_128 <= INT64_C(187)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_gemm_k <= INT64_C(360)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(58)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(88)) {
+                              return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  return 6;  // i8nhwc_t128x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(440)) {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(56)) {
+                      const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                      if (f_nwaste_256 <= INT64_C(499)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(1007)) {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                      if (f_waves_64x64 <= INT64_C(15)) {
+                        return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                    if (f_waves_64x64 <= INT64_C(24)) {
+                      return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(127)) {
+                        return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(157)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 }
               } else {
-                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_128x128 <= INT64_C(534)) {
-                  return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_gemm_m = gemm_m;
+                if (f_gemm_m <= INT64_C(60989)) {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x128 <= INT64_C(427)) {
+                    if (f_nwaste_128 <= INT64_C(158)) {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(96)) {
+                        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                        if (f_k_iters_64 <= INT64_C(9)) {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(352)) {
+                            return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_128x256 <= INT64_C(78)) {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_256x64 <= INT64_C(164)) {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(432)) {
+                          if (f_gemm_m <= INT64_C(7982)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(3961)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(886)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_gemm_m <= INT64_C(11494)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(464)) {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(105)) {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(10)) {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(1052)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_64x128 <= INT64_C(271)) {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(22)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(2799)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(464)) {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_gemm_m <= INT64_C(16403)) {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(88)) {
+                        const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_64x256 <= INT64_C(156)) {
+                          const std::int64_t f_S = S;
+                          if (f_S <= INT64_C(2)) {
+                            return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(24)) {
+                            const std::int64_t f_pad = pad;
+                            if (f_pad <= INT64_C(0)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_P = P;
+                        if (f_P <= INT64_C(137)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(208)) {
+                            if (f_gemm_k <= INT64_C(688)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(496)) {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(64)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(882)) {
+                            if (f_gemm_m <= INT64_C(36670)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          if (f_ctas_128x64 <= INT64_C(1917)) {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_gemm_n = gemm_n;
+                        if (f_gemm_n <= INT64_C(208)) {
+                          const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_128x256 <= INT64_C(787)) {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                            if (f_mwaste_128 <= INT64_C(2)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_P = P;
+                          if (f_P <= INT64_C(110)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(104)) {
+                    if (f_gemm_m <= INT64_C(154612)) {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(69)) {
+                        if (f_gemm_k <= INT64_C(720)) {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+                          if (f_waves_256x128 <= INT64_C(8)) {
+                            return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(477)) {
+                          const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x256 <= INT64_C(480)) {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x256 <= INT64_C(848)) {
+                            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_256x64 <= INT64_C(748)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(51)) {
+                        return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    if (f_K <= INT64_C(216)) {
+                      if (f_gemm_k <= INT64_C(368)) {
+                        const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_128x256 <= INT64_C(871)) {
+                          if (f_C <= INT64_C(272)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(158)) {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(71)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(2)) {
+                          const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
+                          if (f_waves_64x256 <= INT64_C(8)) {
+                            return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+                          if (f_waves_256x128 <= INT64_C(28)) {
+                            return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(110)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_C <= INT64_C(496)) {
+                        const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x64 <= INT64_C(14)) {
+                          return 15;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+                        if (f_waves_256x128 <= INT64_C(14)) {
+                          const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_256x128 <= INT64_C(846)) {
+                            return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x64 <= INT64_C(238)) {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(47)) {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  }
                 }
               }
             }
           } else {
-            if (f_nwaste_64 <= INT64_C(208)) {
-              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-              if (f_tail_128x128 <= INT64_C(935)) {
-                return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-                if (f_kwaste_64 <= INT64_C(125)) {
-                  return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+            if (f_nwaste_256 <= INT64_C(130)) {
+              const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+              if (f_ctas_64x256 <= INT64_C(257)) {
+                const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                if (f_waves_64x64 <= INT64_C(4)) {
+                  if (f_gemm_k <= INT64_C(2032)) {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_64x256 <= INT64_C(291)) {
+                      const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                      if (f_ctas_128x128 <= INT64_C(146)) {
+                        return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(1928)) {
+                        return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x256 <= INT64_C(382)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_256x64 <= INT64_C(99)) {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(5)) {
+                        return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(5174)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(651)) {
+                            if (f_nwaste_256 <= INT64_C(62)) {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_nwaste_256 <= INT64_C(107)) {
+                        if (f_ctas_256x64 <= INT64_C(138)) {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                          if (f_mwaste_64 <= INT64_C(38)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x128 <= INT64_C(829)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_gemm_k <= INT64_C(3168)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(240)) {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                    if (f_mwaste_64 <= INT64_C(2)) {
+                      const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_64x256 <= INT64_C(666)) {
+                        return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_gemm_n = gemm_n;
+                        if (f_gemm_n <= INT64_C(240)) {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_N = N;
+                      if (f_N <= INT64_C(2)) {
+                        if (f_ctas_64x256 <= INT64_C(158)) {
+                          return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x64 <= INT64_C(333)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(19)) {
+                            return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_64x256 <= INT64_C(135)) {
+                              return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(14140)) {
+                      if (f_C <= INT64_C(2736)) {
+                        if (f_nwaste_128 <= INT64_C(109)) {
+                          if (f_ctas_128x64 <= INT64_C(453)) {
+                            return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_64x256 <= INT64_C(230)) {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(927)) {
+                            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x64 <= INT64_C(598)) {
+                              return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_256x128 <= INT64_C(106)) {
+                          return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(208)) {
+                  const std::int64_t f_K = K;
+                  if (f_K <= INT64_C(232)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                    if (f_mwaste_256 <= INT64_C(8)) {
+                      const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_64x64 <= INT64_C(10740)) {
+                        return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
+                        if (f_waves_64x256 <= INT64_C(23)) {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(57)) {
+                        return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_R = R;
+                    if (f_R <= INT64_C(4)) {
+                      const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x128 <= INT64_C(908)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(288)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(32806)) {
+                          if (f_nwaste_128 <= INT64_C(62)) {
+                            return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x256 <= INT64_C(935)) {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_64x64 <= INT64_C(64)) {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(64)) {
+                        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                        if (f_k_iters_64 <= INT64_C(58)) {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_64x64 <= INT64_C(2060)) {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(1)) {
+                        return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(67)) {
+                        return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_gemm_k <= INT64_C(5184)) {
+                          return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 }
               }
             } else {
-              if (f_nwaste_128 <= INT64_C(531)) {
-                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-                if (f_kwaste_64 <= INT64_C(175)) {
-                  return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              if (f_nwaste_256 <= INT64_C(484)) {
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_128x128 <= INT64_C(518)) {
+                  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+                  if (f_waves_128x128 <= INT64_C(2)) {
+                    const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                    if (f_waves_64x64 <= INT64_C(4)) {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(46)) {
+                        const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                        if (f_ctas_256x64 <= INT64_C(132)) {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x256 <= INT64_C(829)) {
+                        if (f_nwaste_256 <= INT64_C(343)) {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(13)) {
+                            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x64 <= INT64_C(189)) {
+                              return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                        if (f_k_iters_64 <= INT64_C(20)) {
+                          return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_nwaste_128 <= INT64_C(158)) {
+                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      if (f_pointwise <= INT64_C(0)) {
+                        const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                        if (f_waves_256x64 <= INT64_C(2)) {
+                          const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_128x256 <= INT64_C(234)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(33150)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(780)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(56620)) {
+                        if (f_gemm_k <= INT64_C(1392)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(107)) {
+                            if (f_H <= INT64_C(21)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(113)) {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(537)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                            if (f_ctas_128x256 <= INT64_C(394)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                        if (f_nwaste_64 <= INT64_C(35)) {
+                          const std::int64_t f_gemm_n = gemm_n;
+                          if (f_gemm_n <= INT64_C(256)) {
+                            if (f_gemm_k <= INT64_C(1128)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(112)) {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(21)) {
+                            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x64 <= INT64_C(45)) {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(12840)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(16676)) {
+                    if (f_gemm_k <= INT64_C(3152)) {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(325)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(220)) {
+                          return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(34)) {
+                            const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x256 <= INT64_C(723)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_R = R;
+                        if (f_R <= INT64_C(6)) {
+                          const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_128x256 <= INT64_C(82)) {
+                            if (f_nwaste_256 <= INT64_C(322)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_128x256 <= INT64_C(115)) {
+                            return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(779)) {
+                        if (f_nwaste_128 <= INT64_C(17)) {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(448)) {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                            if (f_mwaste_128 <= INT64_C(3)) {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(973)) {
+                            if (f_gemm_k <= INT64_C(3184)) {
+                              return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(26)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                        if (f_ctas_256x64 <= INT64_C(182)) {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    if (f_pointwise <= INT64_C(0)) {
+                      const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_256x64 <= INT64_C(642)) {
+                        if (f_gemm_m <= INT64_C(31089)) {
+                          if (f_nwaste_256 <= INT64_C(406)) {
+                            const std::int64_t f_N = N;
+                            if (f_N <= INT64_C(43)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(105)) {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(261)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_K = K;
+                        if (f_K <= INT64_C(240)) {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(83)) {
+                            const std::int64_t f_pad = pad;
+                            if (f_pad <= INT64_C(1)) {
+                              return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_nwaste_256 <= INT64_C(406)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      if (f_nwaste_128 <= INT64_C(176)) {
+                        if (f_ctas_128x64 <= INT64_C(1516)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(158)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(961)) {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x256 <= INT64_C(382)) {
+                          const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                          if (f_waves_64x64 <= INT64_C(27)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          if (f_tail_128x256 <= INT64_C(935)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
+                            if (f_waves_64x256 <= INT64_C(11)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
                 }
               } else {
-                if (f_ctas_128x64 <= INT64_C(1192)) {
-                  return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                if (f_ctas_256x128 <= INT64_C(232)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x128 <= INT64_C(503)) {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                    if (f_k_iters_64 <= INT64_C(49)) {
+                      const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_256x64 <= INT64_C(393)) {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(52)) {
+                          const std::int64_t f_stride = stride;
+                          if (f_stride <= INT64_C(1)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      if (f_tail_256x128 <= INT64_C(405)) {
+                        if (f_tail_256x128 <= INT64_C(132)) {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_64x256 <= INT64_C(405)) {
+                      return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(104)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(207)) {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(219)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            return 6;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(208)) {
+                          const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_128x256 <= INT64_C(253)) {
+                            return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(24)) {
+                              return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(96)) {
+                    return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_64x64 <= INT64_C(2750)) {
+                      if (f_nwaste_256 <= INT64_C(562)) {
+                        return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_C <= INT64_C(208)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(43)) {
+                        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                        if (f_k_iters_64 <= INT64_C(20)) {
+                          return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 0;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 }
               }
             }
           }
         } else {
-          const std::int64_t f_S = S;
-          if (f_S <= INT64_C(2)) {
-            if (f_nwaste_128 <= INT64_C(562)) {
-              const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
-              if (f_ctas_64x128 <= INT64_C(509)) {
-                const std::int64_t f_C = C;
-                if (f_C <= INT64_C(216)) {
-                  return 19;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+          if (f_nwaste_64 <= INT64_C(375)) {
+            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+            if (f_ctas_256x64 <= INT64_C(99)) {
+              const std::int64_t f_pad = pad;
+              if (f_pad <= INT64_C(0)) {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                if (f_k_iters_64 <= INT64_C(11)) {
+                  return 21;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  return 30;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
-                const std::int64_t f_P = P;
-                if (f_P <= INT64_C(76)) {
-                  return 1;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                if (f_gemm_k <= INT64_C(720)) {
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(19938)) {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(48)) {
+                      if (f_ctas_128x64 <= INT64_C(144)) {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 } else {
-                  return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               }
             } else {
-              const std::int64_t f_P = P;
-              if (f_P <= INT64_C(65)) {
-                const std::int64_t f_H = H;
-                if (f_H <= INT64_C(78)) {
-                  return 19;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_R = R;
+              if (f_R <= INT64_C(2)) {
+                if (f_ctas_128x64 <= INT64_C(385)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x128 <= INT64_C(961)) {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_64x256 <= INT64_C(185)) {
+                      const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                      if (f_ctas_64x128 <= INT64_C(674)) {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                    if (f_k_iters_64 <= INT64_C(4)) {
+                      return 4;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 } else {
-                  return 20;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x64 <= INT64_C(249)) {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(119197)) {
+                      const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_64x64 <= INT64_C(1131)) {
+                        return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_128x128 <= INT64_C(931)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(28)) {
+                        const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_256x128 <= INT64_C(228)) {
+                          return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               } else {
-                const std::int64_t f_C = C;
-                if (f_C <= INT64_C(624)) {
-                  return 19;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
+                return 7;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           } else {
-            const std::int64_t f_H = H;
-            if (f_H <= INT64_C(22)) {
-              const std::int64_t f_C = C;
-              if (f_C <= INT64_C(104)) {
-                if (f_H <= INT64_C(11)) {
-                  return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_R = R;
+            if (f_R <= INT64_C(2)) {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+              if (f_k_iters_64 <= INT64_C(15)) {
+                const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x128 <= INT64_C(18)) {
+                  return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  return 19;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  if (f_gemm_k <= INT64_C(848)) {
+                    return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_256x64 <= INT64_C(264)) {
+                      return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               } else {
-                return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             } else {
-              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-              if (f_tail_128x128 <= INT64_C(969)) {
-                return 20;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              if (f_gemm_k <= INT64_C(416)) {
+                const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                if (f_ctas_64x256 <= INT64_C(3136)) {
+                  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+                  if (f_waves_128x128 <= INT64_C(2)) {
+                    return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_W = W;
+                    if (f_W <= INT64_C(131)) {
+                      return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(525)) {
+                        return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(878)) {
+                          return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                } else {
+                  return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
               } else {
-                return 19;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_128x128 <= INT64_C(996)) {
+                  if (f_gemm_k <= INT64_C(648)) {
+                    const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_256x128 <= INT64_C(218)) {
+                      if (f_ctas_256x128 <= INT64_C(176)) {
+                        return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                  if (f_mwaste_64 <= INT64_C(0)) {
+                    return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_64x256 <= INT64_C(660)) {
+                      return 17;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      return 16;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
               }
             }
           }
@@ -5385,288 +10617,1877 @@ constexpr int candidates_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, 
   static_cast<void>(gemm_m);
   static_cast<void>(gemm_n);
   static_cast<void>(gemm_k);
-  const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
-  if (f_ctas_64x64 <= INT64_C(65)) {
+  const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
+  if (f_ctas_128x64 <= INT64_C(34)) {
     const std::int64_t f_gemm_k = gemm_k;
-    if (f_gemm_k <= INT64_C(136)) {
-      const std::int64_t f_Q = Q;
-      if (f_Q <= INT64_C(15)) {
-        const std::int64_t f_N = N;
-        if (f_N <= INT64_C(3)) {
-          const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-          if (f_tail_128x128 <= INT64_C(52)) {
-            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-            if (f_mwaste_256 <= INT64_C(230)) {
-              out[0] = 30; out[1] = 23; out[2] = 32; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-            } else {
-              const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
-              if (f_pointwise <= INT64_C(0)) {
-                const std::int64_t f_K = K;
-                if (f_K <= INT64_C(80)) {
-                  out[0] = 12; out[1] = 14; out[2] = 31; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+    if (f_gemm_k <= INT64_C(264)) {
+      const std::int64_t f_C = C;
+      if (f_C <= INT64_C(200)) {
+        const std::int64_t f_S = S;
+        if (f_S <= INT64_C(1)) {
+          if (f_gemm_k <= INT64_C(136)) {
+            if (f_ctas_128x64 <= INT64_C(10)) {
+              const std::int64_t f_gemm_m = gemm_m;
+              if (f_gemm_m <= INT64_C(86)) {
+                const std::int64_t f_N = N;
+                if (f_N <= INT64_C(20)) {
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                  if (f_k_iters_64 <= INT64_C(1)) {
+                    const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                    if (f_mwaste_128 <= INT64_C(949)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(7)) {
+                        const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_64x128 <= INT64_C(5)) {
+                          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_64x256 <= INT64_C(1)) {
+                            const std::int64_t f_K = K;
+                            if (f_K <= INT64_C(152)) {
+                              out[0] = 11; out[1] = 22; out[2] = 17; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 19; out[1] = 18; out[2] = 11; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(5)) {
+                              out[0] = 11; out[1] = 10; out[2] = 21; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 10; out[2] = 11; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_ctas_128x64 <= INT64_C(3)) {
+                          out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_mwaste_128 <= INT64_C(503)) {
+                            out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                      if (f_ctas_128x128 <= INT64_C(2)) {
+                        if (f_C <= INT64_C(24)) {
+                          out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(93)) {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(982)) {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(33)) {
+                            out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(52)) {
+                            out[0] = 11; out[1] = 22; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(26)) {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                    if (f_nwaste_256 <= INT64_C(437)) {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(2)) {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(2)) {
+                        out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 22; out[1] = 21; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 20; out[1] = 10; out[2] = 25; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  out[0] = 10; out[1] = 13; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
-                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-                if (f_nwaste_64 <= INT64_C(156)) {
-                  out[0] = 23; out[1] = 30; out[2] = 15; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                if (f_gemm_k <= INT64_C(56)) {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                  if (f_mwaste_64 <= INT64_C(61)) {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                    if (f_nwaste_128 <= INT64_C(562)) {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(4)) {
+                        out[0] = 23; out[1] = 21; out[2] = 19; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(30)) {
+                        const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x256 <= INT64_C(86)) {
+                          const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                          if (f_nwaste_256 <= INT64_C(906)) {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(3)) {
+                              out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_64x128 <= INT64_C(15)) {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(71)) {
+                              out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(35)) {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(27)) {
+                      if (f_C <= INT64_C(24)) {
+                        if (f_N <= INT64_C(3)) {
+                          const std::int64_t f_gemm_n = gemm_n;
+                          if (f_gemm_n <= INT64_C(80)) {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(16)) {
+                              out[0] = 22; out[1] = 11; out[2] = 16; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 19; out[1] = 16; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(314)) {
+                            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x64 <= INT64_C(71)) {
+                              out[0] = 22; out[1] = 16; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 20; out[1] = 21; out[2] = 23; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(9)) {
+                              out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 16; out[1] = 20; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                        if (f_nwaste_64 <= INT64_C(208)) {
+                          const std::int64_t f_P = P;
+                          if (f_P <= INT64_C(11)) {
+                            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                            if (f_mwaste_256 <= INT64_C(449)) {
+                              out[0] = 20; out[1] = 17; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          if (f_mwaste_64 <= INT64_C(242)) {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(34)) {
+                              out[0] = 17; out[1] = 12; out[2] = 21; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_gemm_n = gemm_n;
+                            if (f_gemm_n <= INT64_C(88)) {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 } else {
-                  out[0] = 19; out[1] = 32; out[2] = 23; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_gemm_n = gemm_n;
+                  if (f_gemm_n <= INT64_C(112)) {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(1)) {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(27)) {
+                        const std::int64_t f_P = P;
+                        if (f_P <= INT64_C(13)) {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_128x256 <= INT64_C(6)) {
+                            out[0] = 19; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(112)) {
+                          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_64x256 <= INT64_C(15)) {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(7)) {
+                            out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(47)) {
+                              out[0] = 22; out[1] = 16; out[2] = 23; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_64x256 <= INT64_C(3)) {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(406)) {
+                          out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(33)) {
+                            out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(11)) {
+                          out[0] = 22; out[1] = 11; out[2] = 16; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(125)) {
+                            if (f_gemm_m <= INT64_C(567)) {
+                              out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 17; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(6)) {
+                              out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 22; out[1] = 19; out[2] = 21; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_ctas_128x64 <= INT64_C(9)) {
+                      if (f_gemm_k <= INT64_C(112)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(109)) {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 19; out[1] = 21; out[2] = 22; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(167)) {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(105)) {
+                            out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_K = K;
+                      if (f_K <= INT64_C(200)) {
+                        out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 }
-              }
-            }
-          } else {
-            const std::int64_t f_stride = stride;
-            if (f_stride <= INT64_C(1)) {
-              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-              if (f_kwaste_64 <= INT64_C(187)) {
-                const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
-                if (f_ctas_64x128 <= INT64_C(18)) {
-                  out[0] = 19; out[1] = 21; out[2] = 20; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 13; out[1] = 24; out[2] = 26; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-                if (f_nwaste_128 <= INT64_C(143)) {
-                  out[0] = 30; out[1] = 9; out[2] = 23; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 4; out[1] = 19; out[2] = 31; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              }
-            } else {
-              if (f_Q <= INT64_C(12)) {
-                out[0] = 19; out[1] = 9; out[2] = 25; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                out[0] = 9; out[1] = 11; out[2] = 10; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-              }
-            }
-          }
-        } else {
-          if (f_Q <= INT64_C(12)) {
-            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
-            if (f_pointwise <= INT64_C(0)) {
-              const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-              if (f_ctas_128x64 <= INT64_C(25)) {
-                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_64x64 <= INT64_C(56)) {
-                  out[0] = 30; out[1] = 31; out[2] = 32; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 13; out[1] = 19; out[2] = 22; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s8_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                out[0] = 26; out[1] = 28; out[2] = 29; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s5_sw8_optimized_strided_sk1_a16x16x8_clamp
               }
             } else {
               if (f_gemm_k <= INT64_C(56)) {
-                const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-                if (f_ctas_128x64 <= INT64_C(6)) {
-                  out[0] = 28; out[1] = 19; out[2] = 23; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                if (f_ctas_128x128 <= INT64_C(9)) {
+                  const std::int64_t f_N = N;
+                  if (f_N <= INT64_C(13)) {
+                    const std::int64_t f_W = W;
+                    if (f_W <= INT64_C(10)) {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(800)) {
+                        out[0] = 16; out[1] = 21; out[2] = 23; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(64)) {
+                          const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                          if (f_mwaste_64 <= INT64_C(703)) {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_N <= INT64_C(1)) {
+                              out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          if (f_C <= INT64_C(40)) {
+                            const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                            if (f_mwaste_64 <= INT64_C(882)) {
+                              out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_ctas_128x64 <= INT64_C(13)) {
+                        out[0] = 21; out[1] = 9; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x256 <= INT64_C(105)) {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_gemm_n = gemm_n;
+                    if (f_gemm_n <= INT64_C(1128)) {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(22)) {
+                        if (f_gemm_n <= INT64_C(832)) {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 10; out[1] = 4; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 16; out[1] = 10; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 } else {
-                  out[0] = 10; out[1] = 30; out[2] = 9; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_N = N;
+                  if (f_N <= INT64_C(42)) {
+                    if (f_ctas_128x128 <= INT64_C(13)) {
+                      const std::int64_t f_stride = stride;
+                      if (f_stride <= INT64_C(1)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(982)) {
+                          const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_256x128 <= INT64_C(5)) {
+                            out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_K = K;
+                            if (f_K <= INT64_C(1648)) {
+                              out[0] = 9; out[1] = 21; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_64x64 <= INT64_C(21)) {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                        if (f_nwaste_64 <= INT64_C(9)) {
+                          if (f_ctas_128x128 <= INT64_C(10)) {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(33)) {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_N <= INT64_C(3)) {
+                              out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 4; out[2] = 11; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_N <= INT64_C(35)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(92)) {
+                          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_64x64 <= INT64_C(65)) {
+                            out[0] = 9; out[1] = 21; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_N <= INT64_C(7)) {
+                              out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(125)) {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 9; out[1] = 18; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_N <= INT64_C(37)) {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_64x256 <= INT64_C(113)) {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 21; out[1] = 16; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               } else {
-                const std::int64_t f_gemm_m = gemm_m;
-                if (f_gemm_m <= INT64_C(20)) {
-                  out[0] = 31; out[1] = 22; out[2] = 11; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                if (f_mwaste_256 <= INT64_C(316)) {
+                  const std::int64_t f_H = H;
+                  if (f_H <= INT64_C(26)) {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_64x64 <= INT64_C(208)) {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(1508)) {
+                        const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_64x256 <= INT64_C(7)) {
+                          const std::int64_t f_K = K;
+                          if (f_K <= INT64_C(400)) {
+                            out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(13)) {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(65)) {
+                            if (f_mwaste_256 <= INT64_C(17)) {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                            if (f_nwaste_256 <= INT64_C(270)) {
+                              out[0] = 17; out[1] = 13; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_P = P;
+                        if (f_P <= INT64_C(11)) {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(656)) {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(60)) {
+                          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_64x64 <= INT64_C(29)) {
+                            const std::int64_t f_gemm_m = gemm_m;
+                            if (f_gemm_m <= INT64_C(1817)) {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 21; out[1] = 11; out[2] = 22; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          if (f_pointwise <= INT64_C(0)) {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(22)) {
+                              out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x64 <= INT64_C(117)) {
+                              out[0] = 21; out[1] = 19; out[2] = 22; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_stride = stride;
+                        if (f_stride <= INT64_C(1)) {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(13)) {
+                            out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                            if (f_mwaste_64 <= INT64_C(57)) {
+                              out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                          if (f_nwaste_128 <= INT64_C(17)) {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_128x128 <= INT64_C(26)) {
+                      const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x256 <= INT64_C(82)) {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(58)) {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(1)) {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_gemm_m = gemm_m;
+                            if (f_gemm_m <= INT64_C(715)) {
+                              out[0] = 21; out[1] = 18; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 20; out[1] = 21; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_gemm_n = gemm_n;
+                        if (f_gemm_n <= INT64_C(24)) {
+                          if (f_C <= INT64_C(88)) {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                            if (f_mwaste_128 <= INT64_C(23)) {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 9; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 20; out[1] = 17; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(196)) {
+                            const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                            if (f_nwaste_128 <= INT64_C(562)) {
+                              out[0] = 9; out[1] = 4; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_H <= INT64_C(85)) {
+                              out[0] = 21; out[1] = 19; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_gemm_k <= INT64_C(104)) {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                        if (f_kwaste_64 <= INT64_C(125)) {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(26)) {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(33)) {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 12; out[1] = 11; out[2] = 32; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                  if (f_kwaste_64 <= INT64_C(62)) {
+                    if (f_gemm_k <= INT64_C(96)) {
+                      const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_64x256 <= INT64_C(4)) {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(874)) {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_K = K;
+                        if (f_K <= INT64_C(264)) {
+                          out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_mwaste_256 <= INT64_C(329)) {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 16; out[1] = 11; out[2] = 22; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_64x64 <= INT64_C(211)) {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(8)) {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(49)) {
+                            out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 16; out[1] = 9; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(90)) {
+                            out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x256 <= INT64_C(82)) {
+                          const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                          if (f_nwaste_128 <= INT64_C(13)) {
+                            out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_P = P;
+                          if (f_P <= INT64_C(25)) {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                            if (f_mwaste_128 <= INT64_C(57)) {
+                              out[0] = 17; out[1] = 20; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                    if (f_mwaste_64 <= INT64_C(283)) {
+                      const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_64x64 <= INT64_C(39)) {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(8)) {
+                          if (f_ctas_128x64 <= INT64_C(17)) {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               }
             }
           } else {
-            const std::int64_t f_H = H;
-            if (f_H <= INT64_C(21)) {
-              out[0] = 21; out[1] = 20; out[2] = 22; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+            if (f_ctas_64x64 <= INT64_C(25)) {
+              if (f_ctas_128x64 <= INT64_C(20)) {
+                const std::int64_t f_H = H;
+                if (f_H <= INT64_C(27)) {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                  if (f_mwaste_128 <= INT64_C(894)) {
+                    if (f_ctas_64x64 <= INT64_C(23)) {
+                      out[0] = 22; out[1] = 10; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(13)) {
+                        if (f_mwaste_128 <= INT64_C(132)) {
+                          out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                    if (f_nwaste_256 <= INT64_C(364)) {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  if (f_ctas_128x64 <= INT64_C(7)) {
+                    out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_P = P;
+                if (f_P <= INT64_C(4)) {
+                  const std::int64_t f_W = W;
+                  if (f_W <= INT64_C(3)) {
+                    out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_256x64 <= INT64_C(170)) {
+                      out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
             } else {
-              out[0] = 29; out[1] = 12; out[2] = 9; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s10_sw4_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_gemm_m = gemm_m;
+              if (f_gemm_m <= INT64_C(2908)) {
+                const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x128 <= INT64_C(49)) {
+                  const std::int64_t f_N = N;
+                  if (f_N <= INT64_C(18)) {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                    if (f_mwaste_64 <= INT64_C(1)) {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 10; out[1] = 22; out[2] = 9; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_N = N;
+                  if (f_N <= INT64_C(19)) {
+                    if (f_ctas_128x64 <= INT64_C(21)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(102)) {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(19)) {
+                          if (f_gemm_m <= INT64_C(2349)) {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(14)) {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 17; out[1] = 11; out[2] = 23; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(64)) {
+                            const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x256 <= INT64_C(208)) {
+                              out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(55)) {
+                          out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(34)) {
+                        out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                        if (f_nwaste_256 <= INT64_C(127)) {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(15)) {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(28)) {
+                              out[0] = 23; out[1] = 19; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 17; out[1] = 22; out[2] = 10; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_H = H;
+                if (f_H <= INT64_C(13)) {
+                  out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
             }
+          }
+        } else {
+          const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+          if (f_ctas_64x128 <= INT64_C(39)) {
+            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+            if (f_ctas_64x64 <= INT64_C(66)) {
+              const std::int64_t f_pad = pad;
+              if (f_pad <= INT64_C(0)) {
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                if (f_ctas_256x128 <= INT64_C(6)) {
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+            }
+          } else {
+            out[0] = 23; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
           }
         }
       } else {
-        const std::int64_t f_gemm_m = gemm_m;
-        if (f_gemm_m <= INT64_C(489)) {
-          out[0] = 23; out[1] = 31; out[2] = 33; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-        } else {
-          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-          if (f_nwaste_64 <= INT64_C(104)) {
-            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-            if (f_tail_64x64 <= INT64_C(120)) {
-              out[0] = 19; out[1] = 31; out[2] = 12; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+        if (f_nwaste_64 <= INT64_C(312)) {
+          const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+          if (f_ctas_256x64 <= INT64_C(1)) {
+            const std::int64_t f_N = N;
+            if (f_N <= INT64_C(3)) {
+              out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
-              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-              if (f_nwaste_256 <= INT64_C(281)) {
-                const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
-                if (f_pointwise <= INT64_C(0)) {
-                  out[0] = 24; out[1] = 21; out[2] = 33; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+            }
+          } else {
+            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+            if (f_ctas_64x64 <= INT64_C(49)) {
+              out[0] = 19; out[1] = 10; out[2] = 21; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+            } else {
+              const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+              if (f_ctas_128x128 <= INT64_C(13)) {
+                const std::int64_t f_K = K;
+                if (f_K <= INT64_C(112)) {
+                  out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  out[0] = 30; out[1] = 9; out[2] = 19; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  out[0] = 20; out[1] = 18; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
-                out[0] = 30; out[1] = 23; out[2] = 9; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            }
+          }
+        } else {
+          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+          if (f_tail_256x64 <= INT64_C(37)) {
+            const std::int64_t f_H = H;
+            if (f_H <= INT64_C(17)) {
+              const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+              if (f_mwaste_256 <= INT64_C(177)) {
+                out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              } else {
+                out[0] = 19; out[1] = 10; out[2] = 11; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              if (f_C <= INT64_C(248)) {
+                const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                if (f_mwaste_128 <= INT64_C(110)) {
+                  out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                out[0] = 20; out[1] = 10; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           } else {
             const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
-            if (f_mwaste_128 <= INT64_C(87)) {
-              const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-              if (f_nwaste_256 <= INT64_C(906)) {
-                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-                if (f_kwaste_64 <= INT64_C(375)) {
-                  out[0] = 19; out[1] = 22; out[2] = 9; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 9; out[1] = 22; out[2] = 20; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                const std::int64_t f_C = C;
-                if (f_C <= INT64_C(96)) {
-                  out[0] = 24; out[1] = 10; out[2] = 14; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 20; out[1] = 19; out[2] = 10; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              }
+            if (f_mwaste_128 <= INT64_C(56)) {
+              out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
-              if (f_nwaste_64 <= INT64_C(375)) {
-                out[0] = 9; out[1] = 30; out[2] = 31; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+              if (f_ctas_256x64 <= INT64_C(10)) {
+                out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
-                const std::int64_t f_K = K;
-                if (f_K <= INT64_C(24)) {
-                  out[0] = 29; out[1] = 9; out[2] = 4; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s10_sw4_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 9; out[1] = 23; out[2] = 13; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
+                out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           }
         }
       }
     } else {
-      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-      if (f_k_iters_64 <= INT64_C(4)) {
-        const std::int64_t f_C = C;
-        if (f_C <= INT64_C(80)) {
-          out[0] = 12; out[1] = 10; out[2] = 33; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-        } else {
-          if (f_C <= INT64_C(208)) {
-            const std::int64_t f_H = H;
-            if (f_H <= INT64_C(24)) {
-              out[0] = 31; out[1] = 10; out[2] = 32; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-            } else {
-              const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
-              if (f_ctas_256x64 <= INT64_C(4)) {
-                out[0] = 10; out[1] = 12; out[2] = 31; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                if (f_ctas_64x64 <= INT64_C(27)) {
-                  out[0] = 31; out[1] = 10; out[2] = 32; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+      const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+      if (f_ctas_64x128 <= INT64_C(39)) {
+        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+        if (f_k_iters_64 <= INT64_C(6)) {
+          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+          if (f_ctas_64x256 <= INT64_C(22)) {
+            const std::int64_t f_C = C;
+            if (f_C <= INT64_C(280)) {
+              if (f_ctas_64x128 <= INT64_C(36)) {
+                const std::int64_t f_K = K;
+                if (f_K <= INT64_C(1064)) {
+                  if (f_k_iters_64 <= INT64_C(5)) {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_64x64 <= INT64_C(55)) {
+                      out[0] = 11; out[1] = 17; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(47)) {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    if (f_K <= INT64_C(256)) {
+                      out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 } else {
-                  out[0] = 10; out[1] = 31; out[2] = 12; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_256x64 <= INT64_C(41)) {
+                if (f_k_iters_64 <= INT64_C(5)) {
+                  const std::int64_t f_P = P;
+                  if (f_P <= INT64_C(7)) {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(11)) {
+                      out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(187)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(213)) {
+                          out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(2)) {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_gemm_k <= INT64_C(312)) {
+                      const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                      if (f_nwaste_256 <= INT64_C(187)) {
+                        out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x128 <= INT64_C(11)) {
+                          const std::int64_t f_gemm_m = gemm_m;
+                          if (f_gemm_m <= INT64_C(112)) {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_N = N;
+                          if (f_N <= INT64_C(7)) {
+                            out[0] = 11; out[1] = 10; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_64x256 <= INT64_C(16)) {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(156)) {
+                        out[0] = 10; out[1] = 22; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(30)) {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_ctas_128x64 <= INT64_C(4)) {
+                            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                            if (f_mwaste_256 <= INT64_C(757)) {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                            if (f_nwaste_256 <= INT64_C(812)) {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 11; out[1] = 10; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                } else {
+                  if (f_ctas_64x256 <= INT64_C(8)) {
+                    const std::int64_t f_stride = stride;
+                    if (f_stride <= INT64_C(1)) {
+                      out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(6)) {
+                        out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_stride = stride;
+                    if (f_stride <= INT64_C(1)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(278)) {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(18)) {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_P = P;
+                          if (f_P <= INT64_C(18)) {
+                            out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(27)) {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                if (f_kwaste_64 <= INT64_C(66)) {
+                  if (f_ctas_64x128 <= INT64_C(31)) {
+                    const std::int64_t f_gemm_n = gemm_n;
+                    if (f_gemm_n <= INT64_C(88)) {
+                      out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(371)) {
+                        if (f_ctas_64x256 <= INT64_C(4)) {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 10; out[1] = 18; out[2] = 11; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_gemm_k <= INT64_C(352)) {
+                          const std::int64_t f_N = N;
+                          if (f_N <= INT64_C(4)) {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(27)) {
+                              out[0] = 10; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(10)) {
+                            out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                            if (f_ctas_128x256 <= INT64_C(10)) {
+                              out[0] = 10; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  if (f_ctas_128x64 <= INT64_C(25)) {
+                    const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                    if (f_nwaste_64 <= INT64_C(27)) {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(64)) {
+                        if (f_mwaste_128 <= INT64_C(11)) {
+                          out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(593)) {
+                          if (f_C <= INT64_C(312)) {
+                            if (f_mwaste_64 <= INT64_C(35)) {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 10; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(3)) {
+                        out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(959)) {
+                          if (f_ctas_64x256 <= INT64_C(5)) {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 11; out[1] = 10; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(70)) {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(41)) {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                    if (f_nwaste_256 <= INT64_C(343)) {
+                      out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_N = N;
+                      if (f_N <= INT64_C(2)) {
+                        out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 }
               }
             }
           } else {
-            const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
-            if (f_mwaste_64 <= INT64_C(171)) {
-              const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-              if (f_ctas_128x64 <= INT64_C(21)) {
-                out[0] = 23; out[1] = 11; out[2] = 10; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                const std::int64_t f_Q = Q;
-                if (f_Q <= INT64_C(60)) {
-                  out[0] = 24; out[1] = 23; out[2] = 21; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            if (f_gemm_k <= INT64_C(328)) {
+              const std::int64_t f_W = W;
+              if (f_W <= INT64_C(24)) {
+                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_64x64 <= INT64_C(230)) {
+                  const std::int64_t f_R = R;
+                  if (f_R <= INT64_C(2)) {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(6)) {
+                      out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 } else {
-                  out[0] = 23; out[1] = 22; out[2] = 20; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_H = H;
+                  if (f_H <= INT64_C(39)) {
+                    const std::int64_t f_P = P;
+                    if (f_P <= INT64_C(13)) {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(11)) {
+                        out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_gemm_k <= INT64_C(312)) {
+                          if (f_Q <= INT64_C(19)) {
+                            out[0] = 23; out[1] = 19; out[2] = 11; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_C = C;
+                            if (f_C <= INT64_C(160)) {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_N = N;
+                          if (f_N <= INT64_C(6)) {
+                            out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(152)) {
+                  const std::int64_t f_Q = Q;
+                  if (f_Q <= INT64_C(48)) {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_H = H;
+                  if (f_H <= INT64_C(19)) {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_ctas_64x256 <= INT64_C(30)) {
+                      out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               }
             } else {
-              const std::int64_t f_N = N;
-              if (f_N <= INT64_C(6)) {
-                out[0] = 12; out[1] = 23; out[2] = 10; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-                if (f_ctas_128x256 <= INT64_C(3)) {
-                  out[0] = 32; out[1] = 10; out[2] = 26; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+              if (f_ctas_128x128 <= INT64_C(13)) {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(376)) {
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  out[0] = 23; out[1] = 11; out[2] = 32; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                  if (f_nwaste_64 <= INT64_C(125)) {
+                    out[0] = 11; out[1] = 20; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_128x256 <= INT64_C(117)) {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                  if (f_mwaste_64 <= INT64_C(2)) {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                  if (f_mwaste_256 <= INT64_C(108)) {
+                    const std::int64_t f_H = H;
+                    if (f_H <= INT64_C(21)) {
+                      out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(2172)) {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(360)) {
+                      out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              }
+            }
+          }
+        } else {
+          if (f_gemm_k <= INT64_C(520)) {
+            const std::int64_t f_W = W;
+            if (f_W <= INT64_C(1)) {
+              const std::int64_t f_C = C;
+              if (f_C <= INT64_C(440)) {
+                const std::int64_t f_gemm_n = gemm_n;
+                if (f_gemm_n <= INT64_C(48)) {
+                  const std::int64_t f_N = N;
+                  if (f_N <= INT64_C(5)) {
+                    out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                if (f_ctas_256x64 <= INT64_C(2)) {
+                  out[0] = 23; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
+            } else {
+              if (f_gemm_k <= INT64_C(504)) {
+                const std::int64_t f_P = P;
+                if (f_P <= INT64_C(42)) {
+                  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                  if (f_ctas_128x256 <= INT64_C(19)) {
+                    const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                    if (f_mwaste_128 <= INT64_C(933)) {
+                      if (f_W <= INT64_C(42)) {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(61)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(177)) {
+                            out[0] = 11; out[1] = 23; out[2] = 18; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_128x256 <= INT64_C(7)) {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(248)) {
+                            out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(432)) {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_mwaste_128 <= INT64_C(35)) {
+                            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x64 <= INT64_C(423)) {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 10; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_k_iters_64 <= INT64_C(7)) {
+                        out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                if (f_ctas_64x128 <= INT64_C(12)) {
+                  const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                  if (f_pointwise <= INT64_C(0)) {
+                    const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_256x128 <= INT64_C(11)) {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 10; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    out[0] = 11; out[1] = 20; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x64 <= INT64_C(86)) {
+                    if (f_W <= INT64_C(11)) {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(6)) {
+                        out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                      if (f_nwaste_256 <= INT64_C(62)) {
+                        out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 10; out[1] = 11; out[2] = 20; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    if (f_pointwise <= INT64_C(0)) {
+                      out[0] = 10; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                      if (f_mwaste_64 <= INT64_C(3)) {
+                        out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x128 <= INT64_C(102)) {
+                          if (f_W <= INT64_C(10)) {
+                            out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_tail_128x128 <= INT64_C(90)) {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 11; out[1] = 10; out[2] = 23; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          } else {
+            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+            if (f_ctas_64x64 <= INT64_C(65)) {
+              const std::int64_t f_gemm_m = gemm_m;
+              if (f_gemm_m <= INT64_C(1205)) {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x64 <= INT64_C(162)) {
+                  if (f_ctas_64x128 <= INT64_C(35)) {
+                    const std::int64_t f_H = H;
+                    if (f_H <= INT64_C(44)) {
+                      out[0] = 11; out[1] = 10; out[2] = 23; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      if (f_gemm_k <= INT64_C(568)) {
+                        out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(80)) {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_P = P;
+                  if (f_P <= INT64_C(9)) {
+                    if (f_gemm_k <= INT64_C(568)) {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    if (f_k_iters_64 <= INT64_C(33)) {
+                      out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_N = N;
+                if (f_N <= INT64_C(60)) {
+                  if (f_gemm_m <= INT64_C(1213)) {
+                    out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(144)) {
+                      if (f_C <= INT64_C(104)) {
+                        if (f_ctas_64x64 <= INT64_C(49)) {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(10)) {
+                            out[0] = 23; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_ctas_128x64 <= INT64_C(19)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(23)) {
+                            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                            if (f_mwaste_256 <= INT64_C(127)) {
+                              out[0] = 20; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(82)) {
+                        if (f_W <= INT64_C(5)) {
+                          if (f_ctas_64x64 <= INT64_C(31)) {
+                            if (f_gemm_k <= INT64_C(960)) {
+                              out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 11; out[1] = 23; out[2] = 10; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_128x256 <= INT64_C(13)) {
+                          out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                } else {
+                  const std::int64_t f_K = K;
+                  if (f_K <= INT64_C(64)) {
+                    out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              }
+            } else {
+              const std::int64_t f_C = C;
+              if (f_C <= INT64_C(992)) {
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                if (f_mwaste_256 <= INT64_C(327)) {
+                  if (f_mwaste_256 <= INT64_C(276)) {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_C <= INT64_C(536)) {
+                      out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x64 <= INT64_C(132)) {
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               }
             }
           }
         }
       } else {
-        if (f_gemm_k <= INT64_C(568)) {
-          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-          if (f_kwaste_64 <= INT64_C(42)) {
-            const std::int64_t f_gemm_m = gemm_m;
-            if (f_gemm_m <= INT64_C(272)) {
-              const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-              if (f_nwaste_64 <= INT64_C(312)) {
-                if (f_gemm_k <= INT64_C(352)) {
-                  out[0] = 31; out[1] = 12; out[2] = 11; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+        if (f_gemm_k <= INT64_C(688)) {
+          const std::int64_t f_C = C;
+          if (f_C <= INT64_C(592)) {
+            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+            if (f_k_iters_64 <= INT64_C(6)) {
+              if (f_C <= INT64_C(344)) {
+                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                if (f_kwaste_64 <= INT64_C(137)) {
+                  const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                  if (f_ctas_128x256 <= INT64_C(10)) {
+                    out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_ctas_64x128 <= INT64_C(53)) {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(22)) {
+                        const std::int64_t f_pad = pad;
+                        if (f_pad <= INT64_C(0)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(11)) {
+                            out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 12; out[1] = 11; out[2] = 10; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
-                const std::int64_t f_K = K;
-                if (f_K <= INT64_C(56)) {
-                  out[0] = 33; out[1] = 12; out[2] = 11; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x64 <= INT64_C(128)) {
+                  const std::int64_t f_W = W;
+                  if (f_W <= INT64_C(71)) {
+                    const std::int64_t f_stride = stride;
+                    if (f_stride <= INT64_C(1)) {
+                      out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_K = K;
+                      if (f_K <= INT64_C(48)) {
+                        out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 } else {
-                  out[0] = 31; out[1] = 11; out[2] = 32; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                  if (f_kwaste_64 <= INT64_C(20)) {
+                    out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 }
               }
             } else {
-              const std::int64_t f_W = W;
-              if (f_W <= INT64_C(18)) {
-                if (f_kwaste_64 <= INT64_C(13)) {
-                  out[0] = 10; out[1] = 12; out[2] = 24; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+              if (f_ctas_256x128 <= INT64_C(10)) {
+                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                if (f_mwaste_256 <= INT64_C(4)) {
+                  out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  out[0] = 32; out[1] = 33; out[2] = 31; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
-                out[0] = 11; out[1] = 12; out[2] = 10; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_R = R;
+                if (f_R <= INT64_C(4)) {
+                  out[0] = 23; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
               }
             }
           } else {
-            const std::int64_t f_H = H;
-            if (f_H <= INT64_C(36)) {
-              const std::int64_t f_Q = Q;
-              if (f_Q <= INT64_C(41)) {
-                out[0] = 12; out[1] = 32; out[2] = 10; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+            if (f_C <= INT64_C(656)) {
+              const std::int64_t f_K = K;
+              if (f_K <= INT64_C(56)) {
+                out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
-                const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_128x256 <= INT64_C(29)) {
-                  out[0] = 32; out[1] = 13; out[2] = 20; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 12; out[1] = 10; out[2] = 33; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
+                out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             } else {
-              out[0] = 21; out[1] = 20; out[2] = 26; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
             }
           }
         } else {
-          if (f_gemm_k <= INT64_C(688)) {
-            const std::int64_t f_pad = pad;
-            if (f_pad <= INT64_C(1)) {
-              out[0] = 12; out[1] = 11; out[2] = 33; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+          if (f_gemm_k <= INT64_C(1392)) {
+            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+            if (f_kwaste_64 <= INT64_C(32)) {
+              const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_256x128 <= INT64_C(86)) {
+                const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                if (f_pointwise <= INT64_C(0)) {
+                  const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                  if (f_nwaste_256 <= INT64_C(812)) {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                const std::int64_t f_N = N;
+                if (f_N <= INT64_C(24)) {
+                  const std::int64_t f_P = P;
+                  if (f_P <= INT64_C(22)) {
+                    if (f_kwaste_64 <= INT64_C(17)) {
+                      out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_64x64 <= INT64_C(67)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(17)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(29)) {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 20; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
             } else {
-              out[0] = 10; out[1] = 33; out[2] = 11; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_R = R;
+              if (f_R <= INT64_C(4)) {
+                const std::int64_t f_N = N;
+                if (f_N <= INT64_C(58)) {
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                const std::int64_t f_H = H;
+                if (f_H <= INT64_C(24)) {
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
             }
           } else {
-            const std::int64_t f_N = N;
-            if (f_N <= INT64_C(24)) {
-              out[0] = 12; out[1] = 11; out[2] = 33; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-            } else {
-              const std::int64_t f_P = P;
-              if (f_P <= INT64_C(6)) {
-                out[0] = 12; out[1] = 11; out[2] = 33; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_S = S;
+            if (f_S <= INT64_C(1)) {
+              const std::int64_t f_stride = stride;
+              if (f_stride <= INT64_C(1)) {
+                out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
-                const std::int64_t f_C = C;
-                if (f_C <= INT64_C(192)) {
-                  out[0] = 33; out[1] = 12; out[2] = 24; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              const std::int64_t f_C = C;
+              if (f_C <= INT64_C(48)) {
+                const std::int64_t f_N = N;
+                if (f_N <= INT64_C(7)) {
+                  out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  out[0] = 12; out[1] = 24; out[2] = 11; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
+              } else {
+                out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           }
@@ -5674,368 +12495,4021 @@ constexpr int candidates_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, 
       }
     }
   } else {
-    const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
-    if (f_waves_64x64 <= INT64_C(1)) {
-      const std::int64_t f_C = C;
-      if (f_C <= INT64_C(232)) {
-        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-        if (f_k_iters_64 <= INT64_C(2)) {
-          const std::int64_t f_P = P;
-          if (f_P <= INT64_C(72)) {
-            const std::int64_t f_gemm_k = gemm_k;
-            if (f_gemm_k <= INT64_C(24)) {
-              if (f_ctas_64x64 <= INT64_C(82)) {
-                out[0] = 23; out[1] = 9; out[2] = 33; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                out[0] = 27; out[1] = 25; out[2] = 32; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-              }
-            } else {
-              if (f_P <= INT64_C(47)) {
-                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-                if (f_nwaste_128 <= INT64_C(812)) {
-                  out[0] = 30; out[1] = 23; out[2] = 9; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+    if (f_ctas_128x64 <= INT64_C(133)) {
+      const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+      if (f_ctas_64x64 <= INT64_C(133)) {
+        const std::int64_t f_gemm_k = gemm_k;
+        if (f_gemm_k <= INT64_C(968)) {
+          if (f_gemm_k <= INT64_C(392)) {
+            if (f_gemm_k <= INT64_C(136)) {
+              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_64x256 <= INT64_C(541)) {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(56)) {
+                  const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_64x64 <= INT64_C(708)) {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(2354)) {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(46)) {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(11)) {
+                          out[0] = 21; out[1] = 16; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                          if (f_mwaste_64 <= INT64_C(13)) {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(82)) {
+                              out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        if (f_tail_64x256 <= INT64_C(86)) {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(921)) {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 9; out[1] = 17; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_Q = Q;
+                    if (f_Q <= INT64_C(41)) {
+                      out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_N = N;
+                      if (f_N <= INT64_C(1)) {
+                        out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 25; out[1] = 21; out[2] = 28; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s5_sw2_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                  if (f_mwaste_64 <= INT64_C(1)) {
+                    const std::int64_t f_gemm_n = gemm_n;
+                    if (f_gemm_n <= INT64_C(112)) {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(45)) {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_P <= INT64_C(68)) {
+                          out[0] = 22; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                      if (f_kwaste_64 <= INT64_C(187)) {
+                        out[0] = 21; out[1] = 19; out[2] = 22; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    out[0] = 21; out[1] = 22; out[2] = 19; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 }
               } else {
-                const std::int64_t f_W = W;
-                if (f_W <= INT64_C(60)) {
-                  out[0] = 31; out[1] = 23; out[2] = 33; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                if (f_gemm_k <= INT64_C(72)) {
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(5531)) {
+                    const std::int64_t f_gemm_n = gemm_n;
+                    if (f_gemm_n <= INT64_C(56)) {
+                      out[0] = 9; out[1] = 19; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(36)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(28)) {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    if (f_gemm_k <= INT64_C(56)) {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(53)) {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                        if (f_nwaste_128 <= INT64_C(812)) {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          if (f_pointwise <= INT64_C(0)) {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_H <= INT64_C(118)) {
+                          const std::int64_t f_gemm_n = gemm_n;
+                          if (f_gemm_n <= INT64_C(24)) {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x128 <= INT64_C(340)) {
+                              out[0] = 21; out[1] = 9; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 9; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(59)) {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(17)) {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 23; out[1] = 9; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 30; out[1] = 23; out[2] = 9; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                  if (f_kwaste_64 <= INT64_C(187)) {
+                    out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                    if (f_mwaste_256 <= INT64_C(26)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(25)) {
+                        const std::int64_t f_P = P;
+                        if (f_P <= INT64_C(17)) {
+                          out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                        if (f_mwaste_64 <= INT64_C(1)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(36)) {
+                            out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(19)) {
+                            out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              }
+            } else {
+              const std::int64_t f_R = R;
+              if (f_R <= INT64_C(1)) {
+                if (f_gemm_k <= INT64_C(200)) {
+                  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                  if (f_ctas_256x128 <= INT64_C(12)) {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(2734)) {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(312)) {
+                        out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_256x64 <= INT64_C(32)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(21)) {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(427)) {
+                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          if (f_pointwise <= INT64_C(0)) {
+                            const std::int64_t f_N = N;
+                            if (f_N <= INT64_C(6)) {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 23; out[1] = 22; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(0)) {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 19; out[1] = 10; out[2] = 23; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_K = K;
+                        if (f_K <= INT64_C(144)) {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(8)) {
+                            out[0] = 21; out[1] = 22; out[2] = 17; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_N = N;
+                            if (f_N <= INT64_C(1)) {
+                              out[0] = 21; out[1] = 22; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 19; out[1] = 21; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(18)) {
+                            out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(4)) {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 21; out[1] = 22; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                } else {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_64x256 <= INT64_C(639)) {
+                    if (f_gemm_k <= INT64_C(280)) {
+                      out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(88)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(17)) {
+                          out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(19)) {
+                            out[0] = 19; out[1] = 18; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_64x256 <= INT64_C(21)) {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(336)) {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(71)) {
+                              out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 23; out[1] = 19; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                            if (f_kwaste_64 <= INT64_C(41)) {
+                              out[0] = 20; out[1] = 19; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(52)) {
+                            if (f_ctas_64x64 <= INT64_C(131)) {
+                              out[0] = 19; out[1] = 23; out[2] = 20; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 22; out[1] = 19; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_gemm_m = gemm_m;
+                            if (f_gemm_m <= INT64_C(2550)) {
+                              out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                    if (f_kwaste_64 <= INT64_C(112)) {
+                      const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                      if (f_ctas_128x128 <= INT64_C(64)) {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(368)) {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(15)) {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(18)) {
+                              out[0] = 19; out[1] = 17; out[2] = 23; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(63)) {
+                              out[0] = 23; out[1] = 19; out[2] = 22; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 19; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(18)) {
+                            out[0] = 20; out[1] = 19; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(26)) {
+                              out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_128x128 <= INT64_C(314)) {
+                  const std::int64_t f_Q = Q;
+                  if (f_Q <= INT64_C(5)) {
+                    const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_64x128 <= INT64_C(48)) {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 22; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    if (f_ctas_64x64 <= INT64_C(129)) {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(3)) {
+                        const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_64x128 <= INT64_C(50)) {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                  if (f_mwaste_128 <= INT64_C(16)) {
+                    out[0] = 22; out[1] = 18; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 }
               }
             }
           } else {
-            const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
-            if (f_ctas_256x128 <= INT64_C(25)) {
-              out[0] = 32; out[1] = 22; out[2] = 9; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+            if (f_ctas_128x64 <= INT64_C(65)) {
+              const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_64x64 <= INT64_C(518)) {
+                const std::int64_t f_P = P;
+                if (f_P <= INT64_C(13)) {
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(546)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                    if (f_kwaste_64 <= INT64_C(38)) {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(10)) {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(2)) {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              } else {
+                const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                if (f_nwaste_64 <= INT64_C(28)) {
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(816)) {
+                    if (f_C <= INT64_C(728)) {
+                      const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_256x64 <= INT64_C(34)) {
+                        if (f_C <= INT64_C(72)) {
+                          out[0] = 23; out[1] = 11; out[2] = 22; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(40)) {
+                            if (f_ctas_64x64 <= INT64_C(84)) {
+                              out[0] = 23; out[1] = 20; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 20; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_ctas_64x64 <= INT64_C(116)) {
+                              out[0] = 23; out[1] = 20; out[2] = 22; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 20; out[1] = 22; out[2] = 23; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        if (f_gemm_k <= INT64_C(648)) {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      if (f_gemm_k <= INT64_C(776)) {
+                        out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_64x128 <= INT64_C(62)) {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x128 <= INT64_C(299)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                    if (f_kwaste_64 <= INT64_C(95)) {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(688)) {
+                        const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_64x128 <= INT64_C(39)) {
+                          if (f_gemm_k <= INT64_C(592)) {
+                            out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_64x64 <= INT64_C(75)) {
+                              out[0] = 23; out[1] = 11; out[2] = 20; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 20; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(4)) {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(98)) {
+                              out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 23; out[1] = 20; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_C <= INT64_C(784)) {
+                          const std::int64_t f_N = N;
+                          if (f_N <= INT64_C(11)) {
+                            out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_64x64 <= INT64_C(73)) {
+                              out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_R = R;
+                      if (f_R <= INT64_C(3)) {
+                        out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(496)) {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(59)) {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(148)) {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(2)) {
+                            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                            if (f_k_iters_64 <= INT64_C(7)) {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 20; out[1] = 17; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 23; out[1] = 20; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(7983)) {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_P = P;
+                      if (f_P <= INT64_C(13)) {
+                        if (f_ctas_128x64 <= INT64_C(61)) {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_Q = Q;
+                          if (f_Q <= INT64_C(8)) {
+                            out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(11)) {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 20; out[1] = 18; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                }
+              }
             } else {
-              out[0] = 33; out[1] = 29; out[2] = 28; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_C = C;
+              if (f_C <= INT64_C(24)) {
+                out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              } else {
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_64x256 <= INT64_C(268)) {
+                  out[0] = 22; out[1] = 23; out[2] = 5; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  const std::int64_t f_Q = Q;
+                  if (f_Q <= INT64_C(24)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                    if (f_mwaste_256 <= INT64_C(40)) {
+                      out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      if (f_ctas_128x64 <= INT64_C(68)) {
+                        if (f_gemm_k <= INT64_C(504)) {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x64 <= INT64_C(495)) {
+                          out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              }
             }
           }
         } else {
-          if (f_C <= INT64_C(72)) {
-            const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-            if (f_mwaste_256 <= INT64_C(236)) {
-              out[0] = 33; out[1] = 31; out[2] = 32; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-            } else {
-              out[0] = 12; out[1] = 11; out[2] = 32; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-            }
-          } else {
-            if (f_C <= INT64_C(136)) {
-              const std::int64_t f_K = K;
-              if (f_K <= INT64_C(1152)) {
-                out[0] = 24; out[1] = 33; out[2] = 32; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                out[0] = 12; out[1] = 32; out[2] = 24; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-              }
-            } else {
-              const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-              if (f_kwaste_64 <= INT64_C(176)) {
-                const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-                if (f_ctas_128x256 <= INT64_C(12)) {
-                  out[0] = 24; out[1] = 26; out[2] = 25; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+          const std::int64_t f_C = C;
+          if (f_C <= INT64_C(216)) {
+            if (f_gemm_k <= INT64_C(1176)) {
+              const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_128x256 <= INT64_C(488)) {
+                const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_64x64 <= INT64_C(515)) {
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(503)) {
+                    out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 } else {
-                  out[0] = 33; out[1] = 11; out[2] = 31; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  if (f_ctas_128x64 <= INT64_C(65)) {
+                    out[0] = 20; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                    if (f_k_iters_64 <= INT64_C(17)) {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               } else {
-                out[0] = 23; out[1] = 30; out[2] = 19; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                out[0] = 17; out[1] = 18; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+              if (f_k_iters_64 <= INT64_C(68)) {
+                const std::int64_t f_gemm_m = gemm_m;
+                if (f_gemm_m <= INT64_C(434)) {
+                  if (f_k_iters_64 <= INT64_C(24)) {
+                    out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
+                  if (f_waves_64x256 <= INT64_C(1)) {
+                    out[0] = 23; out[1] = 20; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                if (f_ctas_64x64 <= INT64_C(122)) {
+                  out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
+              }
+            }
+          } else {
+            if (f_ctas_64x64 <= INT64_C(68)) {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+              if (f_k_iters_64 <= INT64_C(40)) {
+                const std::int64_t f_H = H;
+                if (f_H <= INT64_C(19)) {
+                  out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  const std::int64_t f_W = W;
+                  if (f_W <= INT64_C(23)) {
+                    out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            } else {
+              const std::int64_t f_S = S;
+              if (f_S <= INT64_C(6)) {
+                const std::int64_t f_gemm_m = gemm_m;
+                if (f_gemm_m <= INT64_C(8336)) {
+                  const std::int64_t f_W = W;
+                  if (f_W <= INT64_C(108)) {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                    if (f_kwaste_64 <= INT64_C(42)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(0)) {
+                        const std::int64_t f_R = R;
+                        if (f_R <= INT64_C(4)) {
+                          if (f_kwaste_64 <= INT64_C(18)) {
+                            out[0] = 20; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                        if (f_nwaste_256 <= INT64_C(161)) {
+                          out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x256 <= INT64_C(170)) {
+                            if (f_mwaste_256 <= INT64_C(86)) {
+                              out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 20; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 20; out[1] = 23; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_W <= INT64_C(14)) {
+                        out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                    if (f_kwaste_64 <= INT64_C(2)) {
+                      if (f_ctas_128x64 <= INT64_C(64)) {
+                        out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                  if (f_mwaste_64 <= INT64_C(6)) {
+                    out[0] = 18; out[1] = 17; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                if (f_ctas_128x128 <= INT64_C(40)) {
+                  out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
               }
             }
           }
         }
       } else {
-        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-        if (f_k_iters_64 <= INT64_C(15)) {
-          const std::int64_t f_W = W;
-          if (f_W <= INT64_C(44)) {
-            const std::int64_t f_gemm_n = gemm_n;
-            if (f_gemm_n <= INT64_C(40)) {
-              if (f_W <= INT64_C(27)) {
-                out[0] = 22; out[1] = 20; out[2] = 24; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                out[0] = 25; out[1] = 23; out[2] = 24; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s5_sw2_optimized_strided_sk1_a16x16x8_clamp
-              }
-            } else {
+        const std::int64_t f_gemm_k = gemm_k;
+        if (f_gemm_k <= INT64_C(248)) {
+          const std::int64_t f_pad = pad;
+          if (f_pad <= INT64_C(0)) {
+            if (f_ctas_128x64 <= INT64_C(98)) {
               const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-              if (f_kwaste_64 <= INT64_C(47)) {
-                const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
-                if (f_mwaste_256 <= INT64_C(112)) {
-                  out[0] = 24; out[1] = 32; out[2] = 33; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              if (f_kwaste_64 <= INT64_C(145)) {
+                const std::int64_t f_gemm_m = gemm_m;
+                if (f_gemm_m <= INT64_C(8955)) {
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(208)) {
+                    const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_256x128 <= INT64_C(196)) {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(268)) {
+                        out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(50)) {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(340)) {
+                            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                            if (f_ctas_64x128 <= INT64_C(69)) {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 9; out[1] = 16; out[2] = 23; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_tail_256x64 <= INT64_C(355)) {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 9; out[1] = 21; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 21; out[1] = 4; out[2] = 16; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_stride = stride;
+                      if (f_stride <= INT64_C(1)) {
+                        out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(382)) {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_64x256 <= INT64_C(81)) {
+                      const std::int64_t f_K = K;
+                      if (f_K <= INT64_C(976)) {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(3)) {
+                        out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_P = P;
+                        if (f_P <= INT64_C(17)) {
+                          out[0] = 19; out[1] = 9; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 9; out[1] = 13; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 33; out[1] = 23; out[2] = 24; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                  if (f_mwaste_128 <= INT64_C(0)) {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                    if (f_k_iters_64 <= INT64_C(1)) {
+                      out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    out[0] = 9; out[1] = 16; out[2] = 17; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 }
               } else {
-                const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-                if (f_nwaste_128 <= INT64_C(312)) {
-                  out[0] = 32; out[1] = 33; out[2] = 24; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_64x256 <= INT64_C(639)) {
+                  if (f_tail_64x256 <= INT64_C(336)) {
+                    if (f_gemm_k <= INT64_C(64)) {
+                      const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                      if (f_mwaste_64 <= INT64_C(5)) {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(90)) {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(10)) {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(25)) {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(29)) {
+                        const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_256x128 <= INT64_C(39)) {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(2)) {
+                            if (f_ctas_256x128 <= INT64_C(19)) {
+                              out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                            if (f_mwaste_128 <= INT64_C(18)) {
+                              out[0] = 21; out[1] = 9; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                    if (f_nwaste_64 <= INT64_C(437)) {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(51)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(15)) {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(20)) {
+                          if (f_H <= INT64_C(17)) {
+                            out[0] = 21; out[1] = 9; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 21; out[1] = 9; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(1)) {
+                        out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(19)) {
+                          out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 31; out[1] = 21; out[2] = 33; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                  if (f_k_iters_64 <= INT64_C(1)) {
+                    out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_gemm_k <= INT64_C(128)) {
+                      out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(125)) {
+                        out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                }
+              }
+            } else {
+              const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+              if (f_nwaste_128 <= INT64_C(687)) {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(216)) {
+                  const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_64x256 <= INT64_C(11)) {
+                    out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_ctas_64x64 <= INT64_C(197)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(18)) {
+                        out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_128x256 <= INT64_C(62)) {
+                          if (f_gemm_k <= INT64_C(96)) {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                      if (f_nwaste_64 <= INT64_C(312)) {
+                        out[0] = 21; out[1] = 4; out[2] = 5; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(10)) {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                } else {
+                  const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                  if (f_ctas_256x128 <= INT64_C(33)) {
+                    out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_gemm_m = gemm_m;
+                if (f_gemm_m <= INT64_C(13097)) {
+                  out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  const std::int64_t f_W = W;
+                  if (f_W <= INT64_C(137)) {
+                    out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    if (f_gemm_k <= INT64_C(32)) {
+                      out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               }
             }
           } else {
-            out[0] = 33; out[1] = 23; out[2] = 32; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+            if (f_ctas_64x64 <= INT64_C(137)) {
+              out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            } else {
+              const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+              if (f_mwaste_256 <= INT64_C(1)) {
+                out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              } else {
+                out[0] = 5; out[1] = 17; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              }
+            }
           }
         } else {
-          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-          if (f_tail_256x64 <= INT64_C(155)) {
-            const std::int64_t f_gemm_n = gemm_n;
-            if (f_gemm_n <= INT64_C(304)) {
-              out[0] = 33; out[1] = 24; out[2] = 26; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-            } else {
-              if (f_k_iters_64 <= INT64_C(40)) {
-                out[0] = 24; out[1] = 25; out[2] = 27; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+          const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+          if (f_ctas_64x128 <= INT64_C(114)) {
+            if (f_gemm_k <= INT64_C(1208)) {
+              const std::int64_t f_C = C;
+              if (f_C <= INT64_C(120)) {
+                const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                if (f_ctas_256x64 <= INT64_C(35)) {
+                  const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                  if (f_mwaste_128 <= INT64_C(13)) {
+                    out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_128x128 <= INT64_C(38)) {
+                      out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  if (f_C <= INT64_C(88)) {
+                    out[0] = 5; out[1] = 10; out[2] = 13; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                    if (f_nwaste_64 <= INT64_C(85)) {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(1584)) {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                        if (f_nwaste_128 <= INT64_C(218)) {
+                          out[0] = 13; out[1] = 14; out[2] = 0; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 5; out[1] = 14; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(1770)) {
+                        out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 5; out[1] = 17; out[2] = 13; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                }
               } else {
-                out[0] = 33; out[1] = 32; out[2] = 31; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                if (f_gemm_k <= INT64_C(264)) {
+                  out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                } else {
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x64 <= INT64_C(268)) {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(1)) {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(13)) {
+                        out[0] = 20; out[1] = 13; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 5; out[1] = 13; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(4302)) {
+                        out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    if (f_C <= INT64_C(1008)) {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(270)) {
+                        const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_256x128 <= INT64_C(33)) {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(55)) {
+                            out[0] = 13; out[1] = 10; out[2] = 5; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_gemm_k <= INT64_C(672)) {
+                              out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 13; out[2] = 14; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_C <= INT64_C(720)) {
+                          if (f_gemm_k <= INT64_C(352)) {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                            if (f_k_iters_64 <= INT64_C(10)) {
+                              out[0] = 13; out[1] = 17; out[2] = 0; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 5; out[1] = 18; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(13)) {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(2526)) {
+                          out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(27)) {
+                            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x64 <= INT64_C(484)) {
+                              out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 14; out[1] = 5; out[2] = 0; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                        if (f_kwaste_64 <= INT64_C(28)) {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(18)) {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(234)) {
+                              out[0] = 14; out[1] = 13; out[2] = 0; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 14; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            } else {
+              const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+              if (f_ctas_64x256 <= INT64_C(98)) {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(176)) {
+                  const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                  if (f_nwaste_128 <= INT64_C(10)) {
+                    const std::int64_t f_R = R;
+                    if (f_R <= INT64_C(6)) {
+                      out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_128x128 <= INT64_C(49)) {
+                      if (f_ctas_64x64 <= INT64_C(169)) {
+                        const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                        if (f_ctas_256x64 <= INT64_C(35)) {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_nwaste_128 <= INT64_C(39)) {
+                            out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  if (f_ctas_64x64 <= INT64_C(139)) {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                    if (f_mwaste_64 <= INT64_C(9)) {
+                      if (f_gemm_k <= INT64_C(1600)) {
+                        out[0] = 10; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                      if (f_nwaste_64 <= INT64_C(91)) {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                        if (f_kwaste_64 <= INT64_C(3)) {
+                          const std::int64_t f_stride = stride;
+                          if (f_stride <= INT64_C(1)) {
+                            out[0] = 20; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_gemm_k <= INT64_C(1872)) {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                    if (f_nwaste_128 <= INT64_C(281)) {
+                      const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x128 <= INT64_C(401)) {
+                        const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                        if (f_ctas_256x64 <= INT64_C(35)) {
+                          if (f_ctas_64x128 <= INT64_C(82)) {
+                            out[0] = 11; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(167)) {
+                            out[0] = 14; out[1] = 5; out[2] = 13; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                        if (f_kwaste_64 <= INT64_C(11)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(11)) {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(246)) {
+                              out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(20)) {
+                            out[0] = 5; out[1] = 13; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_gemm_k <= INT64_C(2520)) {
+                              out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(43)) {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_gemm_k <= INT64_C(15800)) {
+                          out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                }
+              } else {
+                out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           } else {
-            out[0] = 24; out[1] = 33; out[2] = 27; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+            if (f_nwaste_256 <= INT64_C(843)) {
+              const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+              if (f_tail_128x256 <= INT64_C(246)) {
+                if (f_gemm_k <= INT64_C(1016)) {
+                  if (f_gemm_k <= INT64_C(720)) {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(336)) {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(4)) {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                        if (f_nwaste_128 <= INT64_C(312)) {
+                          out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 21; out[1] = 19; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_stride = stride;
+                        if (f_stride <= INT64_C(1)) {
+                          out[0] = 5; out[1] = 22; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_R = R;
+                          if (f_R <= INT64_C(2)) {
+                            if (f_nwaste_256 <= INT64_C(68)) {
+                              out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(82)) {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(7)) {
+                          const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_256x64 <= INT64_C(54)) {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 13; out[1] = 14; out[2] = 0; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_P = P;
+                    if (f_P <= INT64_C(6)) {
+                      out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 5; out[1] = 14; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                  if (f_kwaste_64 <= INT64_C(7)) {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                    if (f_k_iters_64 <= INT64_C(29)) {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(454)) {
+                        const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                        if (f_mwaste_256 <= INT64_C(41)) {
+                          out[0] = 5; out[1] = 14; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_gemm_n = gemm_n;
+                          if (f_gemm_n <= INT64_C(176)) {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(4)) {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_128x256 <= INT64_C(29)) {
+                      out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(102)) {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                }
+              } else {
+                if (f_gemm_k <= INT64_C(392)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x128 <= INT64_C(268)) {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(144)) {
+                      out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                      if (f_mwaste_64 <= INT64_C(6)) {
+                        const std::int64_t f_K = K;
+                        if (f_K <= INT64_C(56)) {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(20)) {
+                            out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                            if (f_ctas_64x256 <= INT64_C(119)) {
+                              out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 19; out[1] = 13; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(2767)) {
+                          out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_128x128 <= INT64_C(115)) {
+                      const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                      if (f_kwaste_64 <= INT64_C(125)) {
+                        if (f_ctas_128x128 <= INT64_C(112)) {
+                          out[0] = 5; out[1] = 19; out[2] = 9; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(723)) {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_pad = pad;
+                      if (f_pad <= INT64_C(0)) {
+                        const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_64x256 <= INT64_C(240)) {
+                          const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                          if (f_mwaste_64 <= INT64_C(2)) {
+                            out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                } else {
+                  if (f_ctas_128x64 <= INT64_C(132)) {
+                    if (f_nwaste_256 <= INT64_C(72)) {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(1347)) {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(14)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(296)) {
+                            out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_64x64 <= INT64_C(60)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(61)) {
+                          out[0] = 23; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_ctas_64x128 <= INT64_C(117)) {
+                          const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_256x64 <= INT64_C(56)) {
+                            const std::int64_t f_pad = pad;
+                            if (f_pad <= INT64_C(0)) {
+                              out[0] = 5; out[1] = 13; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 14; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_gemm_k <= INT64_C(512)) {
+                              out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                          if (f_nwaste_128 <= INT64_C(17)) {
+                            const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                            if (f_k_iters_64 <= INT64_C(8)) {
+                              out[0] = 13; out[1] = 5; out[2] = 0; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 14; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 5; out[1] = 20; out[2] = 14; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              }
+            } else {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+              if (f_k_iters_64 <= INT64_C(15)) {
+                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x64 <= INT64_C(488)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x128 <= INT64_C(268)) {
+                    const std::int64_t f_W = W;
+                    if (f_W <= INT64_C(26)) {
+                      const std::int64_t f_pad = pad;
+                      if (f_pad <= INT64_C(0)) {
+                        out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_R = R;
+                      if (f_R <= INT64_C(2)) {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(480)) {
+                          out[0] = 22; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_pad = pad;
+                    if (f_pad <= INT64_C(0)) {
+                      if (f_k_iters_64 <= INT64_C(5)) {
+                        if (f_ctas_128x64 <= INT64_C(97)) {
+                          out[0] = 9; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(50)) {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            if (f_pointwise <= INT64_C(0)) {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_R = R;
+                        if (f_R <= INT64_C(4)) {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(73)) {
+                            if (f_ctas_64x64 <= INT64_C(149)) {
+                              out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 16; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                            if (f_ctas_256x128 <= INT64_C(51)) {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_N = N;
+                      if (f_N <= INT64_C(47)) {
+                        if (f_pad <= INT64_C(2)) {
+                          out[0] = 5; out[1] = 18; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(104)) {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                } else {
+                  if (f_gemm_k <= INT64_C(624)) {
+                    out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                }
+              } else {
+                const std::int64_t f_S = S;
+                if (f_S <= INT64_C(4)) {
+                  const std::int64_t f_Q = Q;
+                  if (f_Q <= INT64_C(94)) {
+                    out[0] = 17; out[1] = 18; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_P = P;
+                    if (f_P <= INT64_C(43)) {
+                      out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x256 <= INT64_C(836)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                    if (f_mwaste_256 <= INT64_C(4)) {
+                      out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_64x64 <= INT64_C(143)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(72)) {
+                          const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                          if (f_mwaste_64 <= INT64_C(5)) {
+                            out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(389)) {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_k_iters_64 <= INT64_C(22)) {
+                      out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 18; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              }
+            }
           }
         }
       }
     } else {
-      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
-      if (f_nwaste_128 <= INT64_C(137)) {
-        const std::int64_t f_gemm_k = gemm_k;
-        if (f_gemm_k <= INT64_C(1016)) {
-          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-          if (f_k_iters_64 <= INT64_C(3)) {
-            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
-            if (f_ctas_128x128 <= INT64_C(116)) {
-              const std::int64_t f_S = S;
-              if (f_S <= INT64_C(2)) {
-                const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_256x128 <= INT64_C(155)) {
-                  out[0] = 32; out[1] = 4; out[2] = 33; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 30; out[1] = 9; out[2] = 4; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                out[0] = 5; out[1] = 15; out[2] = 17; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              }
+      const std::int64_t f_gemm_k = gemm_k;
+      if (f_gemm_k <= INT64_C(248)) {
+        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+        if (f_nwaste_64 <= INT64_C(437)) {
+          const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+          if (f_ctas_64x64 <= INT64_C(397)) {
+            const std::int64_t f_S = S;
+            if (f_S <= INT64_C(2)) {
+              out[0] = 21; out[1] = 4; out[2] = 9; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
-              const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
-              if (f_ctas_64x256 <= INT64_C(409)) {
-                const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_256x64 <= INT64_C(560)) {
-                  out[0] = 14; out[1] = 5; out[2] = 15; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 1; out[1] = 14; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
+              const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+              if (f_ctas_128x256 <= INT64_C(88)) {
+                out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
-                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_128x128 <= INT64_C(94)) {
-                  out[0] = 2; out[1] = 1; out[2] = 8; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_64x256 <= INT64_C(564)) {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x128 <= INT64_C(45)) {
+                    out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 } else {
-                  out[0] = 1; out[1] = 2; out[2] = 14; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               }
             }
           } else {
-            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
-            if (f_ctas_256x64 <= INT64_C(66)) {
-              const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-              if (f_tail_64x256 <= INT64_C(268)) {
-                out[0] = 10; out[1] = 11; out[2] = 12; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                if (f_ctas_64x64 <= INT64_C(240)) {
-                  out[0] = 15; out[1] = 5; out[2] = 23; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+            if (f_ctas_64x128 <= INT64_C(397)) {
+              const std::int64_t f_gemm_m = gemm_m;
+              if (f_gemm_m <= INT64_C(12322)) {
+                if (f_gemm_k <= INT64_C(120)) {
+                  const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                  if (f_ctas_64x256 <= INT64_C(200)) {
+                    const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_256x64 <= INT64_C(127)) {
+                      const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                      if (f_mwaste_256 <= INT64_C(6)) {
+                        out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x128 <= INT64_C(128)) {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(125)) {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(420)) {
+                            const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                            if (f_nwaste_128 <= INT64_C(34)) {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(12)) {
+                              out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 4; out[1] = 12; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                      if (f_nwaste_128 <= INT64_C(187)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(7)) {
+                          out[0] = 4; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 12; out[1] = 4; out[2] = 22; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x128 <= INT64_C(393)) {
+                          if (f_ctas_64x256 <= INT64_C(175)) {
+                            out[0] = 21; out[1] = 4; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_ctas_128x64 <= INT64_C(290)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(43)) {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 } else {
-                  out[0] = 23; out[1] = 15; out[2] = 16; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x128 <= INT64_C(465)) {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_64x256 <= INT64_C(214)) {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(72)) {
+                        out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(36)) {
+                          if (f_ctas_64x64 <= INT64_C(430)) {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(19)) {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 5; out[1] = 13; out[2] = 22; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(310)) {
+                            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_256x64 <= INT64_C(161)) {
+                              out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_gemm_k <= INT64_C(208)) {
+                        if (f_ctas_64x128 <= INT64_C(331)) {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_128x256 <= INT64_C(59)) {
+                      out[0] = 4; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_S = S;
+                      if (f_S <= INT64_C(2)) {
+                        if (f_tail_128x128 <= INT64_C(942)) {
+                          const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_64x256 <= INT64_C(209)) {
+                            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_256x64 <= INT64_C(104)) {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 12; out[1] = 4; out[2] = 5; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          if (f_ctas_128x256 <= INT64_C(64)) {
+                            out[0] = 4; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_ctas_64x128 <= INT64_C(250)) {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_pad = pad;
+                if (f_pad <= INT64_C(0)) {
+                  if (f_gemm_k <= INT64_C(232)) {
+                    if (f_gemm_k <= INT64_C(216)) {
+                      out[0] = 12; out[1] = 16; out[2] = 4; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(26)) {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    out[0] = 1; out[1] = 12; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               }
             } else {
-              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-              if (f_tail_128x128 <= INT64_C(643)) {
-                out[0] = 2; out[1] = 5; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_128x256 <= INT64_C(242)) {
-                  out[0] = 7; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_gemm_n = gemm_n;
+              if (f_gemm_n <= INT64_C(72)) {
+                const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                if (f_ctas_128x128 <= INT64_C(966)) {
+                  if (f_gemm_k <= INT64_C(56)) {
+                    const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_128x128 <= INT64_C(83)) {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(272)) {
+                        out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(965)) {
+                        out[0] = 21; out[1] = 4; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_gemm_k <= INT64_C(40)) {
+                          out[0] = 21; out[1] = 4; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 4; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(136)) {
+                      if (f_ctas_64x64 <= INT64_C(521)) {
+                        const std::int64_t f_pad = pad;
+                        if (f_pad <= INT64_C(0)) {
+                          const std::int64_t f_Q = Q;
+                          if (f_Q <= INT64_C(33)) {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(689)) {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 4; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(279)) {
+                          if (f_C <= INT64_C(80)) {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(45)) {
+                            const std::int64_t f_N = N;
+                            if (f_N <= INT64_C(14)) {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 7; out[1] = 5; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_ctas_128x64 <= INT64_C(427)) {
+                        const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_256x128 <= INT64_C(104)) {
+                          out[0] = 4; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(961)) {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 4; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(711)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(280)) {
+                            out[0] = 5; out[1] = 21; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x256 <= INT64_C(685)) {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 2; out[1] = 0; out[2] = 7; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  if (f_gemm_k <= INT64_C(24)) {
+                    const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_128x256 <= INT64_C(1989)) {
+                      out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    if (f_ctas_128x64 <= INT64_C(1112)) {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(1079)) {
+                        out[0] = 7; out[1] = 21; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 7; out[1] = 8; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                if (f_nwaste_256 <= INT64_C(484)) {
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(199079)) {
+                    const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                    if (f_nwaste_128 <= INT64_C(98)) {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(200)) {
+                        if (f_ctas_64x128 <= INT64_C(809)) {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(264)) {
+                            if (f_ctas_128x64 <= INT64_C(382)) {
+                              out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 1; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_C <= INT64_C(88)) {
+                              out[0] = 12; out[1] = 5; out[2] = 0; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 15; out[2] = 13; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_pad = pad;
+                          if (f_pad <= INT64_C(0)) {
+                            out[0] = 1; out[1] = 2; out[2] = 7; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_nwaste_256 <= INT64_C(197)) {
+                          const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                          if (f_waves_64x64 <= INT64_C(17)) {
+                            if (f_ctas_128x64 <= INT64_C(536)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 7; out[2] = 15; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      if (f_gemm_m <= INT64_C(29462)) {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(620)) {
+                          if (f_gemm_k <= INT64_C(88)) {
+                            if (f_ctas_64x128 <= INT64_C(814)) {
+                              out[0] = 12; out[1] = 7; out[2] = 21; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 1; out[1] = 7; out[2] = 5; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_nwaste_256 <= INT64_C(280)) {
+                              out[0] = 5; out[1] = 1; out[2] = 21; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 5; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(200)) {
+                            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x64 <= INT64_C(188)) {
+                              out[0] = 7; out[1] = 1; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 1; out[1] = 2; out[2] = 5; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_nwaste_64 <= INT64_C(145)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 1; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        if (f_nwaste_256 <= INT64_C(421)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(126)) {
+                            out[0] = 7; out[1] = 1; out[2] = 21; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_nwaste_64 <= INT64_C(104)) {
+                              out[0] = 7; out[1] = 1; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 8; out[1] = 7; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(83)) {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(757)) {
+                              out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_256x64 <= INT64_C(1772)) {
+                              out[0] = 7; out[1] = 1; out[2] = 8; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 8; out[1] = 1; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_nwaste_256 <= INT64_C(98)) {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(56)) {
+                        out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                        if (f_kwaste_64 <= INT64_C(145)) {
+                          if (f_nwaste_256 <= INT64_C(19)) {
+                            out[0] = 15; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                            if (f_nwaste_128 <= INT64_C(72)) {
+                              out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      if (f_ctas_64x128 <= INT64_C(6948)) {
+                        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+                        if (f_nwaste_128 <= INT64_C(281)) {
+                          out[0] = 7; out[1] = 8; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        if (f_ctas_64x128 <= INT64_C(7793)) {
+                          const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_128x256 <= INT64_C(617)) {
+                            out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_K = K;
+                            if (f_K <= INT64_C(168)) {
+                              out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_K = K;
+                          if (f_K <= INT64_C(368)) {
+                            out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(437)) {
+                              out[0] = 8; out[1] = 1; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                } else {
+                  if (f_gemm_k <= INT64_C(120)) {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(46830)) {
+                      const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_64x256 <= INT64_C(720)) {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(408)) {
+                          const std::int64_t f_K = K;
+                          if (f_K <= INT64_C(104)) {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(137)) {
+                              out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(32)) {
+                            if (f_W <= INT64_C(31)) {
+                              out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 1; out[1] = 12; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_128x128 <= INT64_C(1401)) {
+                      const std::int64_t f_pad = pad;
+                      if (f_pad <= INT64_C(0)) {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(617)) {
+                          const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x256 <= INT64_C(340)) {
+                            out[0] = 1; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                            if (f_ctas_64x256 <= INT64_C(775)) {
+                              out[0] = 1; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 1; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_P = P;
+                          if (f_P <= INT64_C(213)) {
+                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            if (f_pointwise <= INT64_C(0)) {
+                              out[0] = 2; out[1] = 1; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 1; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_nwaste_256 <= INT64_C(562)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(133)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                      if (f_kwaste_64 <= INT64_C(31)) {
+                        out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        if (f_pointwise <= INT64_C(0)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 }
               }
             }
           }
         } else {
-          const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
-          if (f_ctas_256x128 <= INT64_C(33)) {
-            const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
-            if (f_ctas_128x256 <= INT64_C(56)) {
-              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-              if (f_k_iters_64 <= INT64_C(17)) {
-                if (f_ctas_64x64 <= INT64_C(240)) {
-                  out[0] = 18; out[1] = 17; out[2] = 15; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw4_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 17; out[1] = 18; out[2] = 16; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw2_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                out[0] = 16; out[1] = 15; out[2] = 18; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
-              }
+          const std::int64_t f_Q = Q;
+          if (f_Q <= INT64_C(14)) {
+            const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+            if (f_tail_128x128 <= INT64_C(124)) {
+              out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
-              out[0] = 17; out[1] = 16; out[2] = 18; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s6_sw2_optimized_strided_sk1_a16x16x8_clamp
+              out[0] = 17; out[1] = 16; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
             }
           } else {
-            const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-            if (f_waves_64x256 <= INT64_C(6)) {
-              const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-              if (f_tail_256x128 <= INT64_C(503)) {
-                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-                if (f_k_iters_64 <= INT64_C(30)) {
-                  out[0] = 2; out[1] = 0; out[2] = 8; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 0; out[1] = 2; out[2] = 8; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              } else {
-                const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
-                if (f_nwaste_256 <= INT64_C(115)) {
-                  out[0] = 3; out[1] = 0; out[2] = 7; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 7; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
-              }
+            const std::int64_t f_S = S;
+            if (f_S <= INT64_C(2)) {
+              out[0] = 16; out[1] = 17; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
             } else {
-              const std::int64_t f_gemm_m = gemm_m;
-              if (f_gemm_m <= INT64_C(17696)) {
-                const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_64x256 <= INT64_C(620)) {
-                  out[0] = 0; out[1] = 2; out[2] = 3; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 3; out[1] = 0; out[2] = 7; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
+              const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+              if (f_ctas_64x64 <= INT64_C(401)) {
+                out[0] = 17; out[1] = 16; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               } else {
-                out[0] = 0; out[1] = 2; out[2] = 3; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                out[0] = 16; out[1] = 7; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           }
         }
       } else {
-        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
-        if (f_nwaste_64 <= INT64_C(312)) {
-          const std::int64_t f_ctas_128x64 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(64)));
-          if (f_ctas_128x64 <= INT64_C(398)) {
-            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-            if (f_tail_256x64 <= INT64_C(522)) {
-              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
-              if (f_k_iters_64 <= INT64_C(2)) {
-                const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
-                if (f_waves_64x256 <= INT64_C(2)) {
-                  out[0] = 30; out[1] = 4; out[2] = 9; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+        const std::int64_t f_nwaste_128 = ((((pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(128)) * INT64_C(128)));
+        if (f_nwaste_128 <= INT64_C(468)) {
+          if (f_gemm_k <= INT64_C(1016)) {
+            if (f_nwaste_128 <= INT64_C(117)) {
+              const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+              if (f_ctas_256x64 <= INT64_C(4650)) {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(56)) {
+                  const std::int64_t f_gemm_n = gemm_n;
+                  if (f_gemm_n <= INT64_C(184)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                    if (f_mwaste_256 <= INT64_C(8)) {
+                      out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(560)) {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_ctas_256x64 <= INT64_C(100)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_64x256 <= INT64_C(393)) {
+                      const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x128 <= INT64_C(279)) {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(26)) {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(63)) {
+                          const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_128x128 <= INT64_C(71)) {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 3; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(204688)) {
+                        const std::int64_t f_Q = Q;
+                        if (f_Q <= INT64_C(12)) {
+                          const std::int64_t f_N = N;
+                          if (f_N <= INT64_C(55)) {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 7; out[1] = 2; out[2] = 6; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 14; out[1] = 9; out[2] = 5; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(71930)) {
+                    if (f_C <= INT64_C(280)) {
+                      const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x128 <= INT64_C(571)) {
+                        const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_64x128 <= INT64_C(348)) {
+                          const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                          if (f_mwaste_128 <= INT64_C(2)) {
+                            if (f_gemm_k <= INT64_C(416)) {
+                              out[0] = 13; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 3; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(555)) {
+                              out[0] = 21; out[1] = 13; out[2] = 19; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 7; out[2] = 2; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(25)) {
+                            out[0] = 2; out[1] = 13; out[2] = 5; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(28)) {
+                              out[0] = 2; out[1] = 6; out[2] = 7; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x256 <= INT64_C(492)) {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(2)) {
+                            const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                            if (f_ctas_128x128 <= INT64_C(640)) {
+                              out[0] = 15; out[1] = 13; out[2] = 2; return 3;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 2; out[1] = 15; out[2] = 19; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(48)) {
+                            out[0] = 2; out[1] = 6; out[2] = 15; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(88)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x128 <= INT64_C(170)) {
+                        const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                        if (f_waves_256x64 <= INT64_C(2)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(556)) {
+                            if (f_gemm_k <= INT64_C(320)) {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 13; out[2] = 7; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(15)) {
+                            out[0] = 2; out[1] = 0; out[2] = 7; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x256 <= INT64_C(965)) {
+                          if (f_ctas_128x64 <= INT64_C(137)) {
+                            if (f_C <= INT64_C(416)) {
+                              out[0] = 19; out[1] = 21; out[2] = 0; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 5; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 2; out[1] = 3; out[2] = 6; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          if (f_tail_128x128 <= INT64_C(492)) {
+                            if (f_gemm_k <= INT64_C(496)) {
+                              out[0] = 5; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 5; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 2; out[1] = 15; out[2] = 6; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_C <= INT64_C(432)) {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(248)) {
+                        out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_S = S;
+                        if (f_S <= INT64_C(2)) {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(90)) {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(53)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 15; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_256x128 <= INT64_C(874)) {
+                            if (f_C <= INT64_C(80)) {
+                              out[0] = 7; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(69)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(57)) {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(276)) {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(25)) {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_H = H;
+                        if (f_H <= INT64_C(125)) {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_ctas_128x64 <= INT64_C(2957)) {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  }
                 }
               } else {
-                out[0] = 5; out[1] = 3; out[2] = 9; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(464)) {
+                  if (f_C <= INT64_C(272)) {
+                    const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                    if (f_nwaste_256 <= INT64_C(406)) {
+                      if (f_C <= INT64_C(176)) {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(69)) {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_128x256 <= INT64_C(185)) {
+                            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x64 <= INT64_C(181)) {
+                              out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(26)) {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(94)) {
+                            out[0] = 15; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 15; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(63)) {
+                      const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x128 <= INT64_C(996)) {
+                        if (f_N <= INT64_C(62)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(0)) {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                        if (f_waves_64x64 <= INT64_C(563)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 15; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      out[0] = 15; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                  if (f_waves_256x64 <= INT64_C(36)) {
+                    out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_Q = Q;
+                    if (f_Q <= INT64_C(31)) {
+                      out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      if (f_Q <= INT64_C(38)) {
+                        if (f_gemm_k <= INT64_C(656)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 0; out[1] = 15; out[2] = 1; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
+                }
               }
             } else {
-              const std::int64_t f_gemm_k = gemm_k;
-              if (f_gemm_k <= INT64_C(272)) {
-                const std::int64_t f_S = S;
-                if (f_S <= INT64_C(2)) {
-                  out[0] = 30; out[1] = 4; out[2] = 9; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_K = K;
+              if (f_K <= INT64_C(152)) {
+                const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                if (f_ctas_64x256 <= INT64_C(407)) {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x128 <= INT64_C(511)) {
+                    const std::int64_t f_W = W;
+                    if (f_W <= INT64_C(40)) {
+                      if (f_K <= INT64_C(128)) {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(304)) {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_tail_128x128 <= INT64_C(264)) {
+                            out[0] = 5; out[1] = 2; out[2] = 7; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(17917)) {
+                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        if (f_pointwise <= INT64_C(0)) {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_tail_128x128 <= INT64_C(155)) {
+                            out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_gemm_k <= INT64_C(472)) {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(6)) {
+                            if (f_ctas_64x256 <= INT64_C(324)) {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(742)) {
+                            if (f_gemm_k <= INT64_C(920)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x256 <= INT64_C(730)) {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 13; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_gemm_k <= INT64_C(328)) {
+                      if (f_ctas_64x256 <= INT64_C(194)) {
+                        const std::int64_t f_R = R;
+                        if (f_R <= INT64_C(2)) {
+                          out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                        if (f_mwaste_128 <= INT64_C(2)) {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_W = W;
+                          if (f_W <= INT64_C(131)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(56)) {
+                        const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                        if (f_waves_64x64 <= INT64_C(3)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_nwaste_128 <= INT64_C(187)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 7; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        if (f_gemm_k <= INT64_C(360)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(58)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(88)) {
+                              out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 2; out[1] = 17; out[2] = 19; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 6; out[1] = 2; out[2] = 8; return 3;  // i8nhwc_t128x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(440)) {
+                    const std::int64_t f_N = N;
+                    if (f_N <= INT64_C(56)) {
+                      const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+                      if (f_nwaste_256 <= INT64_C(499)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(1007)) {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 2; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                      if (f_waves_64x64 <= INT64_C(15)) {
+                        out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                    if (f_waves_64x64 <= INT64_C(24)) {
+                      out[0] = 2; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(127)) {
+                        out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(157)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 }
               } else {
-                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-                if (f_tail_128x128 <= INT64_C(534)) {
-                  out[0] = 8; out[1] = 6; out[2] = 5; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_gemm_m = gemm_m;
+                if (f_gemm_m <= INT64_C(60989)) {
+                  const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x128 <= INT64_C(427)) {
+                    if (f_nwaste_128 <= INT64_C(158)) {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(96)) {
+                        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                        if (f_k_iters_64 <= INT64_C(9)) {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(352)) {
+                            out[0] = 5; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_128x256 <= INT64_C(78)) {
+                              out[0] = 5; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                          if (f_ctas_256x64 <= INT64_C(164)) {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(432)) {
+                          if (f_gemm_m <= INT64_C(7982)) {
+                            out[0] = 2; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(3961)) {
+                              out[0] = 7; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(886)) {
+                            out[0] = 2; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_gemm_m <= INT64_C(11494)) {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(464)) {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(105)) {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(10)) {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(1052)) {
+                              out[0] = 2; out[1] = 5; out[2] = 7; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_64x128 <= INT64_C(271)) {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(22)) {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(2799)) {
+                              out[0] = 7; out[1] = 8; out[2] = 2; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(464)) {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_gemm_m <= INT64_C(16403)) {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(88)) {
+                        const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_64x256 <= INT64_C(156)) {
+                          const std::int64_t f_S = S;
+                          if (f_S <= INT64_C(2)) {
+                            out[0] = 21; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(24)) {
+                            const std::int64_t f_pad = pad;
+                            if (f_pad <= INT64_C(0)) {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 7; out[1] = 5; out[2] = 2; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_P = P;
+                        if (f_P <= INT64_C(137)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(208)) {
+                            if (f_gemm_k <= INT64_C(688)) {
+                              out[0] = 2; out[1] = 5; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 2; out[1] = 3; out[2] = 17; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(496)) {
+                        const std::int64_t f_W = W;
+                        if (f_W <= INT64_C(64)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(882)) {
+                            if (f_gemm_m <= INT64_C(36670)) {
+                              out[0] = 2; out[1] = 15; out[2] = 7; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          if (f_ctas_128x64 <= INT64_C(1917)) {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_gemm_n = gemm_n;
+                        if (f_gemm_n <= INT64_C(208)) {
+                          const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_128x256 <= INT64_C(787)) {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                            if (f_mwaste_128 <= INT64_C(2)) {
+                              out[0] = 7; out[1] = 8; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 7; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_P = P;
+                          if (f_P <= INT64_C(110)) {
+                            out[0] = 2; out[1] = 7; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 2; out[1] = 5; out[2] = 20; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(104)) {
+                    if (f_gemm_m <= INT64_C(154612)) {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(69)) {
+                        if (f_gemm_k <= INT64_C(720)) {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+                          if (f_waves_256x128 <= INT64_C(8)) {
+                            out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(477)) {
+                          const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x256 <= INT64_C(480)) {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x256 <= INT64_C(848)) {
+                            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_256x64 <= INT64_C(748)) {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 8; out[1] = 7; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(51)) {
+                        out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 8; out[1] = 7; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    if (f_K <= INT64_C(216)) {
+                      if (f_gemm_k <= INT64_C(368)) {
+                        const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                        if (f_ctas_128x256 <= INT64_C(871)) {
+                          if (f_C <= INT64_C(272)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(158)) {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(71)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_N = N;
+                        if (f_N <= INT64_C(2)) {
+                          const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
+                          if (f_waves_64x256 <= INT64_C(8)) {
+                            out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+                          if (f_waves_256x128 <= INT64_C(28)) {
+                            out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_H = H;
+                            if (f_H <= INT64_C(110)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_C <= INT64_C(496)) {
+                        const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x64 <= INT64_C(14)) {
+                          out[0] = 15; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_waves_256x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+                        if (f_waves_256x128 <= INT64_C(14)) {
+                          const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                          if (f_ctas_256x128 <= INT64_C(846)) {
+                            out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x64 <= INT64_C(238)) {
+                              out[0] = 0; out[1] = 8; out[2] = 1; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(47)) {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  }
                 }
               }
             }
           } else {
-            if (f_nwaste_64 <= INT64_C(208)) {
-              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-              if (f_tail_128x128 <= INT64_C(935)) {
-                out[0] = 8; out[1] = 2; out[2] = 6; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-              } else {
-                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-                if (f_kwaste_64 <= INT64_C(125)) {
-                  out[0] = 5; out[1] = 2; out[2] = 8; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_nwaste_256 = ((((pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(256)) * INT64_C(256)));
+            if (f_nwaste_256 <= INT64_C(130)) {
+              const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+              if (f_ctas_64x256 <= INT64_C(257)) {
+                const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                if (f_waves_64x64 <= INT64_C(4)) {
+                  if (f_gemm_k <= INT64_C(2032)) {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_64x256 <= INT64_C(291)) {
+                      const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                      if (f_ctas_128x128 <= INT64_C(146)) {
+                        out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_C = C;
+                      if (f_C <= INT64_C(1928)) {
+                        out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x256 <= INT64_C(382)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_256x64 <= INT64_C(99)) {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(5)) {
+                        out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(5174)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(651)) {
+                            if (f_nwaste_256 <= INT64_C(62)) {
+                              out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      if (f_nwaste_256 <= INT64_C(107)) {
+                        if (f_ctas_256x64 <= INT64_C(138)) {
+                          out[0] = 0; out[1] = 2; out[2] = 1; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                          if (f_mwaste_64 <= INT64_C(38)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x128 <= INT64_C(829)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          if (f_gemm_k <= INT64_C(3168)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 30; out[1] = 4; out[2] = 5; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(240)) {
+                    const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                    if (f_mwaste_64 <= INT64_C(2)) {
+                      const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_64x256 <= INT64_C(666)) {
+                        out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_gemm_n = gemm_n;
+                        if (f_gemm_n <= INT64_C(240)) {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 3; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_N = N;
+                      if (f_N <= INT64_C(2)) {
+                        if (f_ctas_64x256 <= INT64_C(158)) {
+                          out[0] = 3; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 6; out[1] = 3; out[2] = 0; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_64x64 <= INT64_C(333)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(19)) {
+                            out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_64x256 <= INT64_C(135)) {
+                              out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 3; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 3; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(14140)) {
+                      if (f_C <= INT64_C(2736)) {
+                        if (f_nwaste_128 <= INT64_C(109)) {
+                          if (f_ctas_128x64 <= INT64_C(453)) {
+                            out[0] = 3; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            if (f_ctas_64x256 <= INT64_C(230)) {
+                              out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 3; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(927)) {
+                            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x64 <= INT64_C(598)) {
+                              out[0] = 3; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 0; out[1] = 3; out[2] = 1; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_256x128 <= INT64_C(106)) {
+                          out[0] = 3; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
+              } else {
+                const std::int64_t f_C = C;
+                if (f_C <= INT64_C(208)) {
+                  const std::int64_t f_K = K;
+                  if (f_K <= INT64_C(232)) {
+                    const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                    if (f_mwaste_256 <= INT64_C(8)) {
+                      const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_64x64 <= INT64_C(10740)) {
+                        out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
+                        if (f_waves_64x256 <= INT64_C(23)) {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(57)) {
+                        out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_R = R;
+                    if (f_R <= INT64_C(4)) {
+                      const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x128 <= INT64_C(908)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(288)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 0; out[1] = 3; out[2] = 1; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(32806)) {
+                          if (f_nwaste_128 <= INT64_C(62)) {
+                            out[0] = 3; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                } else {
+                  const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_128x256 <= INT64_C(935)) {
+                    const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_64x64 <= INT64_C(64)) {
+                      const std::int64_t f_W = W;
+                      if (f_W <= INT64_C(64)) {
+                        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                        if (f_k_iters_64 <= INT64_C(58)) {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 3; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 0; out[1] = 3; out[2] = 1; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 0; out[1] = 3; out[2] = 6; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_64x64 <= INT64_C(2060)) {
+                      const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                      if (f_mwaste_128 <= INT64_C(1)) {
+                        out[0] = 3; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(67)) {
+                        out[0] = 0; out[1] = 3; out[2] = 1; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_gemm_k <= INT64_C(5184)) {
+                          out[0] = 3; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 }
               }
             } else {
-              if (f_nwaste_128 <= INT64_C(531)) {
-                const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
-                if (f_kwaste_64 <= INT64_C(175)) {
-                  out[0] = 2; out[1] = 7; out[2] = 8; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              if (f_nwaste_256 <= INT64_C(484)) {
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_128x128 <= INT64_C(518)) {
+                  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+                  if (f_waves_128x128 <= INT64_C(2)) {
+                    const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                    if (f_waves_64x64 <= INT64_C(4)) {
+                      const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                      if (f_k_iters_64 <= INT64_C(46)) {
+                        const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                        if (f_ctas_256x64 <= INT64_C(132)) {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_128x256 <= INT64_C(829)) {
+                        if (f_nwaste_256 <= INT64_C(343)) {
+                          const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
+                          if (f_mwaste_256 <= INT64_C(13)) {
+                            const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x64 <= INT64_C(189)) {
+                              out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 3; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 3; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                        if (f_k_iters_64 <= INT64_C(20)) {
+                          out[0] = 3; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x256x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 6; out[1] = 3; out[2] = 0; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    if (f_nwaste_128 <= INT64_C(158)) {
+                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      if (f_pointwise <= INT64_C(0)) {
+                        const std::int64_t f_waves_256x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                        if (f_waves_256x64 <= INT64_C(2)) {
+                          const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_128x256 <= INT64_C(234)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_gemm_m = gemm_m;
+                        if (f_gemm_m <= INT64_C(33150)) {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(780)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_gemm_m = gemm_m;
+                      if (f_gemm_m <= INT64_C(56620)) {
+                        if (f_gemm_k <= INT64_C(1392)) {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(107)) {
+                            if (f_H <= INT64_C(21)) {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 7; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_H = H;
+                          if (f_H <= INT64_C(113)) {
+                            const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x128 <= INT64_C(537)) {
+                              out[0] = 7; out[1] = 8; out[2] = 2; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 7; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                            if (f_ctas_128x256 <= INT64_C(394)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                        if (f_nwaste_64 <= INT64_C(35)) {
+                          const std::int64_t f_gemm_n = gemm_n;
+                          if (f_gemm_n <= INT64_C(256)) {
+                            if (f_gemm_k <= INT64_C(1128)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 8; out[1] = 7; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(112)) {
+                              out[0] = 0; out[1] = 2; out[2] = 1; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
+                          if (f_kwaste_64 <= INT64_C(21)) {
+                            const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_256x64 <= INT64_C(45)) {
+                              out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 8; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                            if (f_ctas_64x64 <= INT64_C(12840)) {
+                              out[0] = 2; out[1] = 8; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 1; out[1] = 2; out[2] = 14; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(16676)) {
+                    if (f_gemm_k <= INT64_C(3152)) {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(325)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(220)) {
+                          out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                          if (f_k_iters_64 <= INT64_C(34)) {
+                            const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_64x256 <= INT64_C(723)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_R = R;
+                        if (f_R <= INT64_C(6)) {
+                          const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_128x256 <= INT64_C(82)) {
+                            if (f_nwaste_256 <= INT64_C(322)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 2; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_128x256 <= INT64_C(115)) {
+                            out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                      if (f_tail_256x64 <= INT64_C(779)) {
+                        if (f_nwaste_128 <= INT64_C(17)) {
+                          const std::int64_t f_C = C;
+                          if (f_C <= INT64_C(448)) {
+                            const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
+                            if (f_mwaste_128 <= INT64_C(3)) {
+                              out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(973)) {
+                            if (f_gemm_k <= INT64_C(3184)) {
+                              out[0] = 6; out[1] = 2; out[2] = 0; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_Q = Q;
+                            if (f_Q <= INT64_C(26)) {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                        if (f_ctas_256x64 <= INT64_C(182)) {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    if (f_pointwise <= INT64_C(0)) {
+                      const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_256x64 <= INT64_C(642)) {
+                        if (f_gemm_m <= INT64_C(31089)) {
+                          if (f_nwaste_256 <= INT64_C(406)) {
+                            const std::int64_t f_N = N;
+                            if (f_N <= INT64_C(43)) {
+                              out[0] = 2; out[1] = 0; out[2] = 7; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            const std::int64_t f_W = W;
+                            if (f_W <= INT64_C(105)) {
+                              out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 7; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x64 <= INT64_C(261)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_K = K;
+                        if (f_K <= INT64_C(240)) {
+                          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+                          if (f_nwaste_64 <= INT64_C(83)) {
+                            const std::int64_t f_pad = pad;
+                            if (f_pad <= INT64_C(1)) {
+                              out[0] = 8; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s4_sw8_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 7; out[1] = 8; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          } else {
+                            if (f_nwaste_256 <= INT64_C(406)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      if (f_nwaste_128 <= INT64_C(176)) {
+                        if (f_ctas_128x64 <= INT64_C(1516)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_256x128 <= INT64_C(158)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                            if (f_tail_128x256 <= INT64_C(961)) {
+                              out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      } else {
+                        const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_128x256 <= INT64_C(382)) {
+                          const std::int64_t f_waves_64x64 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))), sms);
+                          if (f_waves_64x64 <= INT64_C(27)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          if (f_tail_128x256 <= INT64_C(935)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_waves_64x256 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))), sms);
+                            if (f_waves_64x256 <= INT64_C(11)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
                 }
               } else {
-                if (f_ctas_128x64 <= INT64_C(1192)) {
-                  out[0] = 30; out[1] = 5; out[2] = 4; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                if (f_ctas_256x128 <= INT64_C(232)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x128 <= INT64_C(503)) {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                    if (f_k_iters_64 <= INT64_C(49)) {
+                      const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_256x64 <= INT64_C(393)) {
+                        const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x64 <= INT64_C(52)) {
+                          const std::int64_t f_stride = stride;
+                          if (f_stride <= INT64_C(1)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      if (f_tail_256x128 <= INT64_C(405)) {
+                        if (f_tail_256x128 <= INT64_C(132)) {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  } else {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_64x256 <= INT64_C(405)) {
+                      out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_gemm_n = gemm_n;
+                      if (f_gemm_n <= INT64_C(104)) {
+                        const std::int64_t f_ctas_128x128 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_128x128 <= INT64_C(207)) {
+                          const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                          if (f_tail_64x64 <= INT64_C(219)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            out[0] = 6; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          }
+                        } else {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        const std::int64_t f_C = C;
+                        if (f_C <= INT64_C(208)) {
+                          const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                          if (f_ctas_128x256 <= INT64_C(253)) {
+                            out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                          } else {
+                            const std::int64_t f_P = P;
+                            if (f_P <= INT64_C(24)) {
+                              out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            } else {
+                              out[0] = 0; out[1] = 6; out[2] = 1; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                            }
+                          }
+                        } else {
+                          out[0] = 0; out[1] = 6; out[2] = 1; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
                 } else {
-                  out[0] = 8; out[1] = 6; out[2] = 5; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_C = C;
+                  if (f_C <= INT64_C(96)) {
+                    out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                    if (f_ctas_64x64 <= INT64_C(2750)) {
+                      if (f_nwaste_256 <= INT64_C(562)) {
+                        out[0] = 0; out[1] = 6; out[2] = 1; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        if (f_C <= INT64_C(208)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    } else {
+                      const std::int64_t f_H = H;
+                      if (f_H <= INT64_C(43)) {
+                        const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                        if (f_k_iters_64 <= INT64_C(20)) {
+                          out[0] = 2; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nhwc_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    }
+                  }
                 }
               }
             }
           }
         } else {
-          const std::int64_t f_S = S;
-          if (f_S <= INT64_C(2)) {
-            if (f_nwaste_128 <= INT64_C(562)) {
-              const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
-              if (f_ctas_64x128 <= INT64_C(509)) {
-                const std::int64_t f_C = C;
-                if (f_C <= INT64_C(216)) {
-                  out[0] = 19; out[1] = 30; out[2] = 14; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+          const std::int64_t f_nwaste_64 = ((((pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)) - gemm_n) * INT64_C(1000)) / (pk_cdiv(gemm_n, INT64_C(64)) * INT64_C(64)));
+          if (f_nwaste_64 <= INT64_C(375)) {
+            const std::int64_t f_ctas_256x64 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64)));
+            if (f_ctas_256x64 <= INT64_C(99)) {
+              const std::int64_t f_pad = pad;
+              if (f_pad <= INT64_C(0)) {
+                const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                if (f_k_iters_64 <= INT64_C(11)) {
+                  out[0] = 21; out[1] = 19; out[2] = 0; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  out[0] = 30; out[1] = 15; out[2] = 14; return 3;  // i8nhwc_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               } else {
-                const std::int64_t f_P = P;
-                if (f_P <= INT64_C(76)) {
-                  out[0] = 1; out[1] = 2; out[2] = 14; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                if (f_gemm_k <= INT64_C(720)) {
+                  const std::int64_t f_gemm_m = gemm_m;
+                  if (f_gemm_m <= INT64_C(19938)) {
+                    const std::int64_t f_C = C;
+                    if (f_C <= INT64_C(48)) {
+                      if (f_ctas_128x64 <= INT64_C(144)) {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
                 } else {
-                  out[0] = 2; out[1] = 1; out[2] = 15; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 }
               }
             } else {
-              const std::int64_t f_P = P;
-              if (f_P <= INT64_C(65)) {
-                const std::int64_t f_H = H;
-                if (f_H <= INT64_C(78)) {
-                  out[0] = 19; out[1] = 20; out[2] = 30; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+              const std::int64_t f_R = R;
+              if (f_R <= INT64_C(2)) {
+                if (f_ctas_128x64 <= INT64_C(385)) {
+                  const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x128 <= INT64_C(961)) {
+                    const std::int64_t f_tail_64x256 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_64x256 <= INT64_C(185)) {
+                      const std::int64_t f_ctas_64x128 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(128)));
+                      if (f_ctas_64x128 <= INT64_C(674)) {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+                    if (f_k_iters_64 <= INT64_C(4)) {
+                      out[0] = 4; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 } else {
-                  out[0] = 20; out[1] = 19; out[2] = 21; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                  if (f_tail_256x64 <= INT64_C(249)) {
+                    const std::int64_t f_gemm_m = gemm_m;
+                    if (f_gemm_m <= INT64_C(119197)) {
+                      const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
+                      if (f_ctas_64x64 <= INT64_C(1131)) {
+                        out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_128x128 <= INT64_C(931)) {
+                      const std::int64_t f_Q = Q;
+                      if (f_Q <= INT64_C(28)) {
+                        const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                        if (f_ctas_256x128 <= INT64_C(228)) {
+                          out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      } else {
+                        out[0] = 7; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 5; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               } else {
-                const std::int64_t f_C = C;
-                if (f_C <= INT64_C(624)) {
-                  out[0] = 19; out[1] = 20; out[2] = 21; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
-                } else {
-                  out[0] = 8; out[1] = 6; out[2] = 19; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
-                }
+                out[0] = 7; out[1] = 5; out[2] = 0; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             }
           } else {
-            const std::int64_t f_H = H;
-            if (f_H <= INT64_C(22)) {
-              const std::int64_t f_C = C;
-              if (f_C <= INT64_C(104)) {
-                if (f_H <= INT64_C(11)) {
-                  out[0] = 2; out[1] = 20; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+            const std::int64_t f_R = R;
+            if (f_R <= INT64_C(2)) {
+              const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
+              if (f_k_iters_64 <= INT64_C(15)) {
+                const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_256x128 <= INT64_C(18)) {
+                  out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                 } else {
-                  out[0] = 19; out[1] = 20; out[2] = 21; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  if (f_gemm_k <= INT64_C(848)) {
+                    out[0] = 16; out[1] = 17; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                    if (f_tail_256x64 <= INT64_C(264)) {
+                      out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 16; out[1] = 7; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
                 }
               } else {
-                out[0] = 8; out[1] = 6; out[2] = 20; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
               }
             } else {
-              const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
-              if (f_tail_128x128 <= INT64_C(969)) {
-                out[0] = 20; out[1] = 21; out[2] = 8; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+              if (f_gemm_k <= INT64_C(416)) {
+                const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                if (f_ctas_64x256 <= INT64_C(3136)) {
+                  const std::int64_t f_waves_128x128 = pk_cdiv((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))), sms);
+                  if (f_waves_128x128 <= INT64_C(2)) {
+                    out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_W = W;
+                    if (f_W <= INT64_C(131)) {
+                      out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      const std::int64_t f_ctas_128x256 = (pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256)));
+                      if (f_ctas_128x256 <= INT64_C(525)) {
+                        out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                        if (f_tail_256x128 <= INT64_C(878)) {
+                          out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        } else {
+                          out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                        }
+                      }
+                    }
+                  }
+                } else {
+                  out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                }
               } else {
-                out[0] = 19; out[1] = 8; out[2] = 6; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
+                if (f_tail_128x128 <= INT64_C(996)) {
+                  if (f_gemm_k <= INT64_C(648)) {
+                    const std::int64_t f_ctas_256x128 = (pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128)));
+                    if (f_ctas_256x128 <= INT64_C(218)) {
+                      if (f_ctas_256x128 <= INT64_C(176)) {
+                        out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      } else {
+                        out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                      }
+                    } else {
+                      out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  } else {
+                    out[0] = 17; out[1] = 7; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  }
+                } else {
+                  const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
+                  if (f_mwaste_64 <= INT64_C(0)) {
+                    out[0] = 17; out[1] = 16; out[2] = 0; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                  } else {
+                    const std::int64_t f_ctas_64x256 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(256)));
+                    if (f_ctas_64x256 <= INT64_C(660)) {
+                      out[0] = 17; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    } else {
+                      out[0] = 16; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
+                    }
+                  }
+                }
               }
             }
           }

@@ -8,7 +8,8 @@
 #   reports/lono/h200-choice3 the fp16 choice with the GEMM family, f16nhwc+f16nhwc90+f16gemm90 (two models
 #                            routed by the pointwise feature: the GEMM kernels only on 1x1/stride-1/pad-0 layers)
 #   reports/lono/h200-i8choice the int8 NHWC choice with its GEMM family, i8nhwc90+i8gemm90 (routed alike)
-#   reports/lono/h200-i8nhwc the SM80-family int8 NHWC kernels (i8nhwc, measured on i8nhwc90's problems)
+#   reports/lono/h200-i8nhwc the SM80-family int8 NHWC kernels (i8nhwc, measured on i8nhwc90's problems), as shipped
+#                            (kind distill, portfolio up to 24; the repick tree: reports/lono/experiments/h200-i8nhwc-repick)
 #   reports/lono/h200-i8choice3 the int8 NHWC choice across kernel generations, i8nhwc+i8nhwc90+i8gemm90
 # Networks are held out in 6 groups (each group together; stricter than one network at a time).
 set -euo pipefail
@@ -31,7 +32,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-i8gemm90.parquet \
   --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice
 python -m predictor.lono sweeps/h200-i8nhwc.parquet --family i8nhwc \
-  --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8nhwc
+  --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
   sweeps/h200-i8gemm90.parquet --family i8nhwc+i8nhwc90+i8gemm90 \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice3
