@@ -146,13 +146,18 @@ class FamilySpec:
         element = _TENSOR_ELEMENTS.get(self.element_a, self.element_a)
         return f"{element}_{_TENSOR_LAYOUTS.get(self.layout_a, self.layout_a)}"
 
+    @property
+    def arch_level(self) -> int:
+        """The compute capability of :attr:`arch_min` as an integer (``sm_90a`` -> 90)."""
+        return targets.arch_number(self.arch_min)
+
     def supports(self, arch: str) -> bool:
         """Whether kernels of the family can be built for and run on ``arch`` (``sm_XY``)."""
         try:
-            want = int(arch.removeprefix("sm_").rstrip("a"))
-            have = int(self.arch_min.removeprefix("sm_").rstrip("a"))
+            want = targets.arch_number(arch)
         except ValueError:
             return False
+        have = self.arch_level
         return want == have if self.arch_min.endswith("a") else want >= have
 
     def compile_arch(self, arch: str) -> str:

@@ -138,7 +138,7 @@ def _operation_3x(cfg: KernelConfig):  # type: ignore[no-untyped-def]
     spec = cfg.spec
     dt = lambda n: getattr(DataType, n)  # noqa: E731
     lt = lambda n: getattr(LayoutType, n)  # noqa: E731
-    arch = int(spec.arch_min.removeprefix("sm_").rstrip("a"))
+    arch = spec.arch_level
     math = MathInstruction(list(cfg.inst), dt(spec.element_a), dt(spec.element_b),
                            dt(spec.element_accumulator), OpcodeClass.TensorOp,
                            getattr(MathOperation, spec.math_operation))
@@ -169,7 +169,7 @@ def _operation_gemm(cfg: KernelConfig):  # type: ignore[no-untyped-def]
 
     spec = cfg.spec
     dt = lambda n: getattr(DataType, n)  # noqa: E731
-    arch = int(spec.arch_min.removeprefix("sm_").rstrip("a"))
+    arch = spec.arch_level
     math = MathInstruction(list(cfg.inst), dt(spec.element_a), dt(spec.element_b), dt(spec.element_accumulator),
                            OpcodeClass.TensorOp, getattr(MathOperation, spec.math_operation))
     tile = TileDescription(list(cfg.tb), cfg.stages, [4, 1, 1], math, arch, arch, list(cfg.cluster))

@@ -61,7 +61,7 @@ def member_order(f: Family) -> tuple[int, int, int]:
     convolutions, older kernel generations first (``arch_min``), then :class:`~predictor.config.Family`
     order (``i8nhwc+i8nhwc90+i8gemm90``)."""
     spec = FAMILY_SPECS[f]
-    return (spec.operation != "conv", int(spec.arch_min.removeprefix("sm_").rstrip("a")), list(Family).index(f))
+    return (spec.operation != "conv", spec.arch_level, list(Family).index(f))
 
 
 @dataclass(frozen=True)

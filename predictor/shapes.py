@@ -22,7 +22,7 @@ import json
 import math
 import random
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -104,7 +104,7 @@ def read_layers_csv(path: str | Path) -> list[Shape]:
 def sweep_shapes(table: Any) -> list[Shape]:
     """The distinct problems of a sweep table (any family, any SM count), each with its source, in
     the table's order: a problem set to measure again (``predictor.collect --problems-from``)."""
-    cols = ["N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation"]
+    cols = [f.name for f in fields(ConvProblem)]
     rows = table.drop_duplicates("shape_key")
     return [Shape(ConvProblem(*(int(v) for v in vals)), str(src))
             for vals, src in zip(rows[cols].itertuples(index=False), rows["source"])]

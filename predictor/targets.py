@@ -14,6 +14,12 @@ from dataclasses import dataclass
 KB = 1024
 
 
+def arch_number(arch: str) -> int:
+    """The compute capability of an ``sm_XY`` or ``sm_XYa`` target as the integer XY (``ValueError``
+    if it is not one)."""
+    return int(arch.removeprefix("sm_").rstrip("a"))
+
+
 @dataclass(frozen=True)
 class Target:
     """One GPU architecture: name, reference GPU, shared memory per block, SM count."""
@@ -28,7 +34,7 @@ class Target:
     @property
     def cc(self) -> int:
         """Compute capability as nvcc writes it (``87``)."""
-        return int(self.name.removeprefix("sm_"))
+        return arch_number(self.name)
 
     @property
     def gencode(self) -> str:
@@ -74,4 +80,4 @@ def gencode(arch: str) -> str:
     return t.gencode if arch == base else f"-gencode=arch=compute_{t.cc}a,code=sm_{t.cc}a"
 
 
-__all__ = ["Target", "TARGETS", "SMEM_LIMIT_BYTES", "target", "fits", "gencode"]
+__all__ = ["Target", "TARGETS", "arch_number", "SMEM_LIMIT_BYTES", "target", "fits", "gencode"]

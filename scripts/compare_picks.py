@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from predictor import features  # noqa: E402
 
 
 def gm(x: pd.Series) -> float:
@@ -31,8 +33,7 @@ def ratio_row(name: str, slow: pd.DataFrame, fast: pd.DataFrame) -> str:
     k = slow.index.intersection(fast.index)
     r = slow.loc[k, "pick_us"] / fast.loc[k, "pick_us"]
     big = fast.loc[k, "gflop"] > 8
-    pw = ((fast.loc[k, "R"] == 1) & (fast.loc[k, "S"] == 1) & (fast.loc[k, "stride"] == 1)
-          & (fast.loc[k, "pad"] == 0) & (fast.loc[k, "dilation"] == 1))
+    pw = features.frame(fast.loc[k])["pointwise"] == 1
     cells = [f"{len(k)}: {gm(r):.3f}", f"{int(big.sum())}: {gm(r[big]):.3f}",
              f"{int(pw.sum())}: {gm(r[pw]):.3f}" if pw.any() else "–",
              f"{int((pw & big).sum())}: {gm(r[pw & big]):.3f}" if (pw & big).any() else "–",

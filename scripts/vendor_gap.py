@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from predictor import features  # noqa: E402
 PICK = "f16nhwc+f16nhwc90+f16gemm90_us"
 FAMILIES = ("f16nhwc", "f16nhwc90", "f16gemm90")
 
@@ -32,8 +34,7 @@ def main() -> int:
     d = d.join(best.rename("grid_us"), on="shape_key")
     d["pick"] = d["cudnn_us"] / d[PICK]
     d["grid"] = d["cudnn_us"] / d["grid_us"]
-    d["kind"] = np.where((d.R == 1) & (d.S == 1) & (d.stride == 1) & (d.pad == 0) & (d.dilation == 1),
-                         "1x1", "other")
+    d["kind"] = np.where(features.frame(d)["pointwise"] == 1, "1x1", "other")
     d["cudnn time"] = pd.cut(d["cudnn_us"], [0, 5, 10, 20, 50, 200, np.inf],
                              labels=["<= 5 µs", "5-10 µs", "10-20 µs", "20-50 µs", "50-200 µs", "> 200 µs"])
     lines = ["# Where cuDNN is faster: the held-out networks' fp16 layers", "",

@@ -258,7 +258,7 @@ def test_default_problem_count_comes_from_the_family_spec(capsys: pytest.Capture
 
 def test_problems_from_measures_another_sweeps_problems_with_their_sources(tmp_path: Path) -> None:
     """A new family measured on an existing sweep's problems (so that the two can form a choice): the
-    same shape keys and sources; problems the family cannot run are skipped with a warning."""
+    same shape keys and sources."""
     first = tmp_path / "first.parquet"
     assert collect.main(["--out", str(first), *COMMON]) == 0
     again = tmp_path / "again.parquet"
