@@ -73,6 +73,17 @@ def main() -> int:
     lines += [ratio_row(f"{a} / {b}", shipped[a], shipped[b]) for a, b in (
         ("f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90"), ("i8nhwc90", "i8nhwc+i8nhwc90+i8gemm90"),
         ("i8nhwc90+i8gemm90", "i8nhwc+i8nhwc90+i8gemm90"), ("i8nhwc", "i8nhwc+i8nhwc90+i8gemm90"))]
+    s = pd.concat([pd.read_parquet(ROOT / f"sweeps/{f}.parquet", columns=["family", "shape_key", "source", "status",
+                                                                        "time_us", "retime_us"])
+                   for f in ("h200-i8nhwc", "h200-sm90-i8", "h200-sm90-i8-nets")])
+    s = s[s["status"] == "ok"].assign(t=lambda x: x["retime_us"].fillna(x["time_us"]))
+    best = s.groupby(["shape_key", "family"])["t"].min().unstack()
+    net = s.groupby("shape_key")["source"].first().str.startswith("net:").reindex(best.index)
+    faster = best["i8nhwc"] < best["i8nhwc90"]
+    lines += ["", f"Fastest config per problem (sweeps/h200-i8nhwc.parquet, h200-sm90-i8*.parquet; NVIDIA H200): an "
+              f"SM80-family int8 NHWC kernel (i8nhwc) beats the fastest SM90 int8 conv kernel (i8nhwc90) on "
+              f"{faster.mean():.0%} of the {len(best)} problems ({faster[net].mean():.0%} of the {int(net.sum())} "
+              "network layers)."]
     v = pd.read_csv(ROOT / "bench/vendor_layers/h200-gemm-best-shard0.csv")
     one = v[v["best_f16gemm90_us"].notna()]
     lines += ["", "Graph-timed, the 1x1 layers of bench/vendor_layers/h200-gemm-best-shard0 "
