@@ -14,12 +14,17 @@ date).  Outputs are compared with cuDNN's (relative L2; fp16 tolerance 2e-2).
 
 ``--vendor cublaslt_int8``: the int8 1x1 layers instead (1x1 / stride 1 / pad 0 / dilation 1, C and K
 multiples of 16: what ``i8gemm90`` runs) against cuBLASLt int8 (``torch._int_mm`` on the same GEMM,
-graph-timed: ``predictor.gpu_eval.cublaslt_int8_us``), with ``--picks`` only (the sweeps' fastest
-configs, e.g. ``--picks h200-i8gemm90.parquet``; no dispatcher: ``torch_conv`` is fp16).  Our
-kernels' outputs are checked against the float64 reference (``<variant>_verified``); cuBLASLt's
-``_int_mm`` writes int32 (no epilogue, 4x the output bytes of our int8 output) and is not checked.
+graph-timed: ``predictor.gpu_eval.cublaslt_int8_us``), with ``--picks`` (the sweeps' fastest configs,
+e.g. ``--picks h200-i8gemm90.parquet``) and/or int8 dispatchers (``--library`` + ``--family``, called
+through their C ABI with ``predictor.dispatcher.Dispatcher``: ``torch_conv`` is fp16).  Our kernels'
+outputs are checked against the float64 reference (``<variant>_verified``); cuBLASLt's ``_int_mm``
+writes int32 (no epilogue, 4x the output bytes of our int8 output) and is not checked.  With
+``--every-layer`` the dispatchers run every int8 layer (C, K multiples of 16), all checked, and
+cuBLASLt the 1x1 ones (the ratios cover those).
 
     python bench/vendor_layers.py --vendor cublaslt_int8 --picks h200-i8gemm90.parquet --out OUT/i8gemm
+    python bench/vendor_layers.py --vendor cublaslt_int8 --library h200_dispatch_sm_90a.so \\
+        --family i8nhwc+i8nhwc90+i8gemm90 --layers-dir bench/holdout/layers --every-layer --out OUT/i8choice
 """
 from __future__ import annotations
 
@@ -83,7 +88,7 @@ def _err(out: Any, ref: Any) -> float:
 
 
 def measure(p: ConvProblem, families: list[str], picks: dict[str, dict[str, str]], backend: Any,
-            vendor: str = "cudnn", tune: bool = False) -> dict[str, Any]:
+            vendor: str = "cudnn", tune: bool = False, dispatchers: dict[str, Any] | None = None) -> dict[str, Any]:
     rec: dict[str, Any] = {"gflop": p.flops / 1e9}
     if vendor == "cudnn":
         rec.update(_measure_cudnn(p, families, tune))
@@ -91,8 +96,23 @@ def measure(p: ConvProblem, families: list[str], picks: dict[str, dict[str, str]
         from predictor.gpu_eval import cublaslt_int8_us
 
         rec["cublaslt_int8_us"] = cublaslt_int8_us(p)
-    if backend is not None:
+        rec.update(_measure_dispatchers(p, dispatchers or {}, backend))
+    if picks:
         rec.update(_measure_picks(p, picks, backend))
+    return rec
+
+
+def _measure_dispatchers(p: ConvProblem, dispatchers: dict[str, Any], backend: Any) -> dict[str, Any]:
+    """Each key's dispatcher end to end through its C ABI (``predictor.gpu_eval.dispatch_measure``):
+    ``<key>`` the config it ran, ``<key>_us``, ``<key>_verified``."""
+    from predictor.gpu_eval import dispatch_measure
+
+    rec: dict[str, Any] = {}
+    for key, disp in dispatchers.items():
+        m = dispatch_measure(disp, backend, key, p)
+        rec[key] = m["dispatch_config"]
+        rec[f"{key}_us"] = m.get("dispatch_us", math.nan)
+        rec[f"{key}_verified"] = m.get("dispatch_verified", False)
     return rec
 
 
@@ -236,38 +256,56 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shard", default="0/1", help="i/n: every n-th layer from the i-th")
     p.add_argument("--limit", type=int, default=0, help="at most this many layers (0: all)")
     p.add_argument("--vendor", choices=sorted(VENDORS), default="cudnn",
-                   help="baseline: cudnn (fp16 layers; dispatchers and picks) or cublaslt_int8 (int8 1x1 layers, "
-                        "C and K multiples of 16; picks only)")
+                   help="baseline: cudnn (fp16 layers; dispatchers through torch_conv, and picks) or cublaslt_int8 "
+                        "(int8 1x1 layers, C and K multiples of 16; picks, and int8 dispatchers through their C ABI)")
+    p.add_argument("--every-layer", action="store_true",
+                   help="cublaslt_int8: every int8 layer (C, K multiples of 16) for the dispatchers, all checked; "
+                        "cuBLASLt times the 1x1 ones")
     p.add_argument("--tune", action="store_true",
                    help="also time each family's first-call tuned mode (variant <family>_tuned: the fastest of "
                         "the model's candidates, timed on the first call, then graph-replayed)")
     p.add_argument("--out", required=True, help="writes <out>.csv and <out>.md")
     args = p.parse_args(argv)
     vendor_col, multiple, pointwise = VENDORS[args.vendor]
-    if args.vendor != "cudnn" and (args.family or args.library or not args.picks):
-        p.error("--vendor cublaslt_int8 times --picks (int8 sweeps) only: no --library / --family (fp16 dispatchers)")
+    if bool(args.family) != bool(args.library) or not (args.family or args.picks):
+        p.error("give --library with --family (dispatchers) and/or --picks")
+    if args.every_layer and (args.vendor == "cudnn" or args.picks):
+        p.error("--every-layer is for int8 dispatchers (--vendor cublaslt_int8 --library ... --family ...) "
+                "without --picks")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     import torch
 
     torch.backends.cudnn.benchmark = True
-    for lib in args.library:
-        torch_conv.load(lib)
-    layers = catalog_layers([int(b) for b in args.batches.split(",")] if args.batches else None, multiple, pointwise,
-                            args.layers_dir)
+    dispatchers: dict[str, Any] = {}
+    if args.vendor == "cudnn":
+        for lib in args.library:
+            torch_conv.load(lib)
+    else:  # int8: through the C ABI (torch_conv's op is fp16)
+        from predictor.dispatcher import Dispatcher
+
+        libs = [Dispatcher(lib) for lib in args.library]
+        for key in args.family:
+            held = [d for d in libs if key in [k.value for k in d.families]]
+            if not held:
+                p.error(f"no --library holds {key}")
+            dispatchers[key] = held[0]
+    layers = catalog_layers([int(b) for b in args.batches.split(",")] if args.batches else None, multiple,
+                            pointwise and not args.every_layer, args.layers_dir)
     picks = read_picks(args.picks, args.picks_kind)
-    if args.vendor != "cudnn":  # only the layers some variant has a pick for (those the sweeps measured)
+    if args.vendor != "cudnn" and picks:  # only the layers some variant has a pick for (those the sweeps measured)
         layers = layers[layers["shape_key"].isin(set().union(*(set(v) for v in picks.values())))]
     i, n = (int(v) for v in args.shard.split("/"))
     layers = layers.iloc[i::n]
     if args.limit:
         layers = layers.iloc[:args.limit]
     backend = None
-    if picks:
+    if picks or dispatchers:
         from predictor.config import KernelConfig
         from predictor.cuda_backend import CudaBackend
 
         keys = set(layers["shape_key"])
         backend = CudaBackend(build_dir=args.build_dir, reps=5, retime_top=1)
+    if picks:
         backend.prepare(sorted({KernelConfig.from_name(c) for v in picks.values() for k, c in v.items() if k in keys},
                                key=lambda c: c.name))
     from predictor.cuda_backend import warm_up
@@ -276,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     recs = []
     for k, row in enumerate(layers.to_dict("records")):
         prob = ConvProblem(*(int(row[c]) for c in SHAPE_COLUMNS))
-        rec = {**row, **measure(prob, args.family, picks, backend, args.vendor, args.tune)}
+        rec = {**row, **measure(prob, args.family, picks, backend, args.vendor, args.tune, dispatchers)}
         recs.append(rec)
         if k % 50 == 0:
             _LOG.info("%d/%d %s %s %.1f us", k, len(layers), prob.key, args.vendor, rec[vendor_col] or math.nan)
@@ -293,8 +331,9 @@ def main(argv: list[str] | None = None) -> int:
     command = "python bench/vendor_layers.py " + " ".join(sys.argv[1:] if argv is None else argv)
     source = "catalog" if Path(args.layers_dir).resolve() == CATALOG.resolve() else f"`{args.layers_dir}`"
     what = (f"fp16 {source} problems (C, K multiples of 8)" if args.vendor == "cudnn" else
-            "int8 1x1 / stride-1 / pad-0 catalog problems (C, K multiples of 16) that the picks cover; cuBLASLt: "
-            "torch._int_mm, int8 x int8 -> int32 without an epilogue (ours: int8 output, float epilogue)")
+            f"int8 {'' if args.every_layer else '1x1 / stride-1 / pad-0 '}{source} problems (C, K multiples of 16)"
+            f"{' that the picks cover' if picks else ''}; cuBLASLt (on the 1x1 / stride-1 / pad-0 ones, which the "
+            "ratios cover): torch._int_mm, int8 x int8 -> int32 without an epilogue (ours: int8 output, float epilogue)")
     text = "\n".join([f"# Layer by layer: {TITLES[args.vendor]}", "", f"- command: `{command}`",
                       f"- GPU: {torch.cuda.get_device_name()}", f"- date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
                       f"- layers: {len(d)} distinct {what}",
@@ -305,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     bad = [v for v in variants if f"{v}_err" in d and (d[f"{v}_err"] > TOLERANCE).any()]
     if bad:
         _LOG.error("outputs outside tolerance for %s", bad)
-    unverified = [v for v in picks if f"{v}_verified" in d and not d[f"{v}_verified"].dropna().astype(bool).all()]
+    unverified = [v for v in [*picks, *dispatchers]
+                  if f"{v}_verified" in d and not d[f"{v}_verified"].dropna().astype(bool).all()]
     if args.vendor != "cudnn" and unverified:
         _LOG.error("picked configs with wrong outputs: %s", unverified)
         bad += unverified

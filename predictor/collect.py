@@ -66,6 +66,16 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
+def parse_batch_sizes(text: str) -> frozenset[int]:
+    try:
+        out = frozenset(int(v) for v in text.split(","))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--batch-sizes must look like 1,2,4,8, got {text!r}") from exc
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError(f"--batch-sizes {text}: batch sizes are >= 1")
+    return out
+
+
 def load_backend(spec: str, **kwargs: Any) -> Backend:
     """``cuda`` or ``module:factory`` (a class or function returning a :class:`~predictor.backend.Backend`)."""
     if spec == "cuda":
@@ -288,6 +298,8 @@ def _family_shapes(args: argparse.Namespace, fam: Family) -> list[Shape]:
         count = args.shapes if args.shapes else fam.spec.default_problems
         shapes = default_shapes(fam, count, args.seed, args.max_gflop, args.max_mbytes,
                                 min_gflop=args.min_gflop)
+    if args.batch_sizes:
+        shapes = [s for s in shapes if s.problem.N in args.batch_sizes]
     i, n = args.shard
     return [s for j, s in enumerate(shapes) if j % n == i]
 
@@ -349,7 +361,8 @@ def sweep_metadata(args: argparse.Namespace, backend: Backend, plan: Plan, info:
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "commit": _git_commit(), "backend": args.backend, "device": info, "arch": backend.arch,
         "shard": f"{args.shard[0]}/{args.shard[1]}", "seed": args.seed, "max_gflop": args.max_gflop,
-        "max_mbytes": args.max_mbytes, "min_gflop": args.min_gflop, "target_ms": args.target_ms, "reps": args.reps,
+        "max_mbytes": args.max_mbytes, "min_gflop": args.min_gflop,
+        "batch_sizes": sorted(args.batch_sizes) if args.batch_sizes else None, "target_ms": args.target_ms, "reps": args.reps,
         "retime_top": args.retime_top, "l2": "warm (back-to-back launches on the same buffers)",
         "timing_method": timing.method(args.warmup_batches), "warmup_batches": args.warmup_batches,
         "nvcc": _metadata(lambda: emit.nvcc_version(), "unknown"),
@@ -519,6 +532,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip default-set problems whose tensors exceed this many MB")
     p.add_argument("--min-gflop", type=float, default=0.0,
                    help="run only the default-set problems above this many GFLOP (the same set, its big part)")
+    p.add_argument("--batch-sizes", type=parse_batch_sizes, default=None, metavar="N,N,...",
+                   help="only the problems of these batch sizes, from any problem set (e.g. 1,2,4,8: what a small "
+                        "GPU runs; before --shard)")
     p.add_argument("--configs", nargs="*", default=None, help="only these config or kernel names")
     p.add_argument("--max-configs", type=int, default=0, help="only the first N configs of each family (smoke tests)")
     p.add_argument("--shard", type=parse_shard, default=(0, 1), metavar="i/n",

@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
                 rec["vendor_error"] = str(exc)[:200]
             if disp is not None and fam.value in [f.value for f in disp.families]:
                 try:
-                    rec.update(_dispatch(disp, backend, fam, p))
+                    rec.update(dispatch_measure(disp, backend, fam.value, p))
                 except RuntimeError as exc:
                     rec["dispatch_error"] = str(exc)[:300]
             records.append(rec)
@@ -188,32 +188,34 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dispatch(disp: Any, backend: CudaBackend, fam: Family, p: ConvProblem) -> dict[str, Any]:
+def dispatch_measure(disp: Any, backend: CudaBackend, key: str, p: ConvProblem) -> dict[str, Any]:
+    """One model key (a family or a choice) of a built dispatcher end to end through its C ABI: the
+    status, the config it ran, its output checked once against the float64 reference, then its time as
+    a CUDA-graph replay (``dispatch_status``, ``dispatch_config``, ``dispatch_verified``, ``dispatch_us``)."""
     import torch
 
-    from .cuda_backend import check_output
+    from .cuda_backend import check_output, poison
+    from .model_key import model_key
 
+    fam = model_key(key).families[0]  # a choice's members read and write the same tensors
     t = backend.tensors(p, fam)
     shape = [int(getattr(p, c)) for c in SHAPE_COLUMNS]
     sms = int(backend.info.get("sms", 132))
-    ws_bytes = disp.workspace_bytes(fam.value, shape, sms)
+    ws_bytes = disp.workspace_bytes(key, shape, sms)
     ws = torch.zeros(max(ws_bytes, 1), dtype=torch.uint8, device="cuda")
-    from .cuda_backend import poison
-
     poison(t["d"], fam)
     stream = torch.cuda.current_stream().cuda_stream
-    st, chosen = disp.conv2d(fam.value, shape, sms, t["a"].data_ptr(), t["b"].data_ptr(), t["d"].data_ptr(),
+    st, chosen = disp.conv2d(key, shape, sms, t["a"].data_ptr(), t["b"].data_ptr(), t["d"].data_ptr(),
                              t["alpha"], 0.0, ws.data_ptr(), ws_bytes, stream)
     torch.cuda.synchronize()
-    out: dict[str, Any] = {"dispatch_status": st, "dispatch_config": disp.name(fam.value, chosen)}
+    out: dict[str, Any] = {"dispatch_status": st, "dispatch_config": disp.name(key, chosen)}
     if st != 0:
         return out
-    v = check_output(t["d"], t["ref"], fam)
-    out["dispatch_verified"] = v.ok
+    out["dispatch_verified"] = check_output(t["d"], t["ref"], fam).ok
 
     def call() -> None:
         s = torch.cuda.current_stream().cuda_stream
-        disp.conv2d(fam.value, shape, sms, t["a"].data_ptr(), t["b"].data_ptr(), t["d"].data_ptr(),
+        disp.conv2d(key, shape, sms, t["a"].data_ptr(), t["b"].data_ptr(), t["d"].data_ptr(),
                     t["alpha"], 0.0, ws.data_ptr(), ws_bytes, s)
 
     out["dispatch_us"] = graph_time_us(call)

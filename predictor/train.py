@@ -393,6 +393,7 @@ SHIPPED_DISPATCHERS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("h200", ("f16nhwc90",), "dispatch_sm90"),
     ("h200", ("f16nhwc+f16nhwc90",), "dispatch_f16_choice"),
     ("h200", ("f16nhwc+f16nhwc90+f16gemm90",), "dispatch_f16_choice3"),
+    ("h200", ("i8nhwc+i8nhwc90+i8gemm90",), "dispatch_i8_choice3"),
 )
 SHIPPED_SLUGS = frozenset(r.slug for r in SHIPPED_RUNS)
 _REFUSE_HINT = ("train into another folder (--models-dir DIR --export-dir DIR) or under another name (--slug NAME), "

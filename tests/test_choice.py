@@ -146,6 +146,8 @@ def test_the_shipped_run_trains_the_fp16_choice() -> None:
     assert ("h200", (CHOICE,), "dispatch_f16_choice") in SHIPPED_DISPATCHERS
     # SM90 conv and GEMM kernels in separate translation units (test_route)
     assert ("h200", ("f16nhwc+f16nhwc90+f16gemm90",), "dispatch_f16_choice3") in SHIPPED_DISPATCHERS
+    # the int8 choice: SM80 int8 NHWC conv, SM90 conv and SM90 GEMM kernels behind one C ABI
+    assert ("h200", ("i8nhwc+i8nhwc90+i8gemm90",), "dispatch_i8_choice3") in SHIPPED_DISPATCHERS
     assert CHOICE in build_parser().format_help()  # --family's help and --all's runs name it
 
 

@@ -278,3 +278,24 @@ def test_resuming_with_another_grid_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="the grid changed"):
         collect.main(["--out", str(out), *other])
     assert collect.main(["--out", str(out), *COMMON]) == 0  # the same grid resumes
+
+
+def test_batch_sizes_keep_only_those_problems_of_any_problem_set(tmp_path: Path) -> None:
+    """--batch-sizes (what a small GPU runs) filters layer lists and another sweep's problems alike,
+    and the file records it."""
+    csv = tmp_path / "net.csv"
+    csv.write_text("N,C,H,W,K,R,S,stride,pad\n" + "".join(f"{n},64,28,28,{k},3,3,1,1\n" for n in (1, 8, 32)
+                                                            for k in (64, 128)))
+    first = tmp_path / "first.parquet"
+    args = ["--family", "i8nc32", "--max-configs", "2", "--backend", BACKEND, "--quiet"]
+    assert collect.main(["--out", str(first), "--layers", str(csv), *args]) == 0
+    a = read_sweep(first)
+    assert a["shape_key"].nunique() == 6
+    small = set(a.loc[a["N"].isin([1, 8]), "shape_key"])
+    for i, extra in enumerate((["--layers", str(csv)], ["--problems-from", str(first)])):
+        out = tmp_path / f"b{i}.parquet"
+        assert collect.main(["--out", str(out), *extra, "--batch-sizes", "1,8", *args]) == 0
+        assert set(read_sweep(out)["shape_key"]) == small and len(small) == 4
+        assert read_metadata(out)["batch_sizes"] == [1, 8]
+    with pytest.raises(SystemExit):
+        collect.main(["--out", str(tmp_path / "x.parquet"), "--batch-sizes", "0,1", "--dry-run"])

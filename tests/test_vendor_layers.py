@@ -1,6 +1,6 @@
 """bench/vendor_layers.py on the CPU: the layers each vendor baseline is compared on (the int8 1x1
 layers for cuBLASLt are exactly the catalog layers of i8gemm90's default problem set), the report
-table, and the refusal of fp16 dispatchers with the int8 baseline."""
+table, and the refusal of incomplete or contradictory arguments."""
 from __future__ import annotations
 
 import importlib.util
@@ -47,9 +47,15 @@ def test_summary_names_the_vendor_and_counts_verified_picks(vl) -> None:  # type
     assert "cuDNN / ours" in cudnn[0] and "verified" not in cudnn[0]
 
 
-@pytest.mark.parametrize("extra", [[], ["--family", "f16nhwc90", "--picks", "x.parquet"],
-                                   ["--library", "x.so", "--picks", "x.parquet"]])
-def test_int8_baseline_takes_picks_only(vl, extra: list[str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("extra", [
+    ["--vendor", "cublaslt_int8"],  # nothing to time
+    ["--vendor", "cublaslt_int8", "--family", "i8nhwc90", "--picks", "x.parquet"],  # a family without its library
+    ["--vendor", "cublaslt_int8", "--library", "x.so", "--picks", "x.parquet"],  # a library without a family
+    ["--library", "x.so", "--family", "f16nhwc90", "--every-layer"],  # every layer: int8 dispatchers only
+    ["--vendor", "cublaslt_int8", "--library", "x.so", "--family", "i8nhwc90", "--picks", "x.parquet",
+     "--every-layer"],  # ... without picks
+])
+def test_incomplete_arguments_are_refused(vl, extra: list[str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SystemExit) as exc:
-        vl.main(["--vendor", "cublaslt_int8", "--out", str(tmp_path / "o"), *extra])
+        vl.main(["--out", str(tmp_path / "o"), *extra])
     assert exc.value.code == 2
