@@ -241,6 +241,22 @@ def tuned_summary(d: pd.DataFrame, families: list[str]) -> list[str]:
     return lines
 
 
+def pool(paths: list[str], vendor: str, out: Path, argv: list[str] | None) -> int:
+    """The summary of several runs' CSVs (their layers pooled) as ``<out>.md``."""
+    d = pd.concat([pd.read_csv(f) for f in paths], ignore_index=True)
+    if d["shape_key"].duplicated().any():
+        raise SystemExit(f"--pool: {int(d['shape_key'].duplicated().sum())} layers appear in more than one CSV")
+    variants = [c[:-3] for c in d.columns if c.endswith("_us") and c != VENDORS[vendor][0]]
+    command = "python bench/vendor_layers.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    text = "\n".join([f"# Layer by layer: {TITLES[vendor]} (pooled)", "", f"- command: `{command}`",
+                      "- GPU, date and what each run timed: the pooled runs' own reports (`<csv stem>.md`)",
+                      f"- layers: {len(d)} (the runs' layers together)", "",
+                      *summary(d, variants, vendor)]) + "\n"
+    out.with_suffix(".md").write_text(text)
+    print(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--library", action="append", default=[], help="built dispatcher (.so; repeatable)")
@@ -264,9 +280,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tune", action="store_true",
                    help="also time each family's first-call tuned mode (variant <family>_tuned: the fastest of "
                         "the model's candidates, timed on the first call, then graph-replayed)")
+    p.add_argument("--pool", nargs="+", default=None, metavar="CSV",
+                   help="no GPU: pool the CSVs of earlier runs (e.g. the shards of one run) into <out>.md")
     p.add_argument("--out", required=True, help="writes <out>.csv and <out>.md")
     args = p.parse_args(argv)
     vendor_col, multiple, pointwise = VENDORS[args.vendor]
+    if args.pool:
+        return pool(args.pool, args.vendor, Path(args.out), argv)
     if bool(args.family) != bool(args.library) or not (args.family or args.picks):
         p.error("give --library with --family (dispatchers) and/or --picks")
     if args.every_layer and (args.vendor == "cudnn" or args.picks):

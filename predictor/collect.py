@@ -103,7 +103,9 @@ class PartStore:
         self._seq = 0
 
     def parts(self) -> list[Path]:
-        return sorted(self.folder.glob("part-*.parquet"))
+        """This shard's chunks (another shard's, in the same folder, belong to its own output)."""
+        i, n = self.shard
+        return sorted(self.folder.glob(f"part-s{i}of{n}-*.parquet"))
 
     def load(self) -> pd.DataFrame:
         return merge_frames(pd.read_parquet(p) for p in self.parts())
@@ -325,13 +327,12 @@ def _check_same_grid(previous: list[pd.DataFrame], plan: Plan, out: Path) -> Non
 
 
 def resume(args: argparse.Namespace, out: Path, store: PartStore, plan: Plan) -> tuple[list[pd.DataFrame], Todo]:
-    """The rows saved so far (the parts, and ``out`` unless ``--fresh``) and the problems of the plan
-    that none of them, nor a ``--done-from`` file, holds."""
-    previous = [store.load()]
-    if out.exists() and not args.fresh:
-        previous.append(read_sweep(out))
-    _check_same_grid(previous, plan, out)
-    done = _done_keys(previous + [read_sweep(p) for p in args.done_from if Path(p).exists()])
+    """The rows of ``out`` (unless ``--fresh``) and the problems of the plan that neither they, nor this
+    shard's parts, nor a ``--done-from`` file hold."""
+    previous = [read_sweep(out)] if out.exists() and not args.fresh else []
+    saved = [store.load(), *previous]  # write_output merges the parts again, with those of this run
+    _check_same_grid(saved, plan, out)
+    done = _done_keys(saved + [read_sweep(p) for p in args.done_from if Path(p).exists()])
     todo = [(fam, cfgs, s) for fam, cfgs, shapes in plan for s in shapes if (fam.value, s.problem.key) not in done]
     total = sum(len(shapes) for _, _, shapes in plan)
     _LOG.info("%d problems in this shard, %d already saved, %d to run", total, total - len(todo), len(todo))

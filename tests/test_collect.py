@@ -87,6 +87,19 @@ def test_shards_merge_to_the_full_sweep(tmp_path: Path, capsys: pytest.CaptureFi
     assert err.startswith("predictor.collect: error: ") and "duplicated" in err and err.count("\n") == 1
 
 
+def test_shards_sharing_a_parts_folder_keep_to_their_own_rows(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Two shards run one after the other with one --parts folder (a warm GPU machine): each output holds
+    its own shard's problems once, none of the other's."""
+    parts = tmp_path / "shared.parts"
+    outs = [tmp_path / f"s{i}.parquet" for i in range(2)]
+    for i, o in enumerate(outs):
+        assert collect.main(["--out", str(o), "--parts", str(parts), *COMMON, "--shard", f"{i}/2"]) == 0
+    a, b = (read_sweep(o) for o in outs)
+    assert a["shape_key"].nunique() == b["shape_key"].nunique() == 20
+    assert not set(a["shape_key"]) & set(b["shape_key"])
+    assert "duplicated" not in caplog.text
+
+
 def test_bad_shard_argument() -> None:
     with pytest.raises(SystemExit):
         collect.main(["--out", "x.parquet", "--shard", "3/3", "--dry-run"])

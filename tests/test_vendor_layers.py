@@ -59,3 +59,17 @@ def test_incomplete_arguments_are_refused(vl, extra: list[str], tmp_path: Path) 
     with pytest.raises(SystemExit) as exc:
         vl.main(["--out", str(tmp_path / "o"), *extra])
     assert exc.value.code == 2
+
+
+def test_pool_summarises_the_runs_together_and_refuses_a_layer_twice(vl, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    runs = []
+    for i, (vendor, ours) in enumerate([((10.0, 40.0), (5.0, 40.0)), ((20.0,), (10.0,))]):
+        d = pd.DataFrame({"shape_key": [f"s{i}_{j}" for j in range(len(ours))], "gflop": [1.0, 9.0][:len(ours)],
+                          "cublaslt_int8_us": vendor, "x_us": ours, "x_verified": [True] * len(ours)})
+        runs.append(tmp_path / f"r{i}.csv")
+        d.to_csv(runs[-1], index=False)
+    assert vl.main(["--vendor", "cublaslt_int8", "--pool", *map(str, runs), "--out", str(tmp_path / "p")]) == 0
+    row = [r for r in (tmp_path / "p.md").read_text().splitlines() if r.startswith("| x |")][0]
+    assert row == f"| x | 3 | {(2.0 * 1.0 * 2.0) ** (1 / 3):.3f} | 67% | 1 | 1.000 | 3/3 |"
+    with pytest.raises(SystemExit, match="more than one CSV"):
+        vl.main(["--vendor", "cublaslt_int8", "--pool", str(runs[0]), str(runs[0]), "--out", str(tmp_path / "q")])
