@@ -59,8 +59,19 @@ def measure(p: ConvProblem, family: str) -> dict[str, Any]:
     x = torch.randn(p.N, p.C, p.H, p.W, device="cuda", dtype=torch.float16).contiguous(memory_format=torch.channels_last)
     w = (torch.randn(p.K, p.C, p.R, p.S, device="cuda", dtype=torch.float16) / math.sqrt(p.C * p.R * p.S)
          ).contiguous(memory_format=torch.channels_last)
+    disp, shape = torch_conv._DISPATCHERS[family], (p.N, p.C, p.H, p.W, p.K, p.R, p.S, p.stride, p.pad, p.dilation)
+    y = torch.empty(p.N, p.K, p.P, p.Q, device="cuda", dtype=torch.float16).contiguous(memory_format=torch.channels_last)
+    need = disp.workspace_bytes(family, shape, 132)
+    ws = torch.empty(max(need, 1), dtype=torch.uint8, device="cuda")
+
+    def capi() -> Any:  # the same kernel through the C ABI, buffers allocated once (no PyTorch op)
+        disp.conv2d(family, shape, 132, x.data_ptr(), w.data_ptr(), y.data_ptr(), 1.0, 0.0, ws.data_ptr(), need,
+                    torch.cuda.current_stream().cuda_stream)
+        return y
+
     variants = {"cudnn": lambda: F.conv2d(x, w, stride=p.stride, padding=p.pad, dilation=p.dilation),
-                "ours": lambda: torch.ops.predictor.conv2d(x, w, p.stride, p.pad, p.dilation, family, 132)}
+                "ours": lambda: torch.ops.predictor.conv2d(x, w, p.stride, p.pad, p.dilation, family, 132),
+                "ours_capi": capi}
     ref = variants["cudnn"]().float()
     rec: dict[str, Any] = {"gflop": p.flops / 1e9}
     for v, fn in variants.items():
@@ -81,12 +92,14 @@ def report(d: pd.DataFrame, floor: float, command: str) -> str:
              f"- layers: {len(d)}; graph: CUDA-graph replay of back-to-back calls (per call); kernel: CUPTI GPU time "
              f"of the kernels of one call (torch.profiler, {CALLS} calls)",
              f"- floor: a graph of one-element `fill_` kernels runs at {floor:.2f} µs per kernel", "",
-             "| median over the layers | cuDNN | ours |", "|---|---|---|"]
+             "| median over the layers | cuDNN | ours (PyTorch op) | ours (C ABI, buffers allocated once) |",
+             "|---|---|---|---|"]
+    vs = [v for v in ("cudnn", "ours", "ours_capi") if f"{v}_graph_us" in d]
     for what, col in (("graph time per call (µs)", "graph_us"), ("kernel time per call (µs)", "kernel_us"),
                       ("kernels per call", "launches")):
-        lines.append(f"| {what} | {med('cudnn_' + col):.2f} | {med('ours_' + col):.2f} |")
-    lines.append(f"| graph - kernel (µs) | {float(np.median(d['cudnn_graph_us'] - d['cudnn_kernel_us'])):.2f} | "
-                 f"{float(np.median(d['ours_graph_us'] - d['ours_kernel_us'])):.2f} |")
+        lines.append(f"| {what} | " + " | ".join(f"{med(v + '_' + col):.2f}" for v in vs) + " |")
+    lines.append("| graph - kernel (µs) | " + " | ".join(
+        f"{float(np.median(d[v + '_graph_us'] - d[v + '_kernel_us'])):.2f}" for v in vs) + " |")
     r = d["cudnn_graph_us"] / d["ours_graph_us"]
     k = d["cudnn_kernel_us"] / d["ours_kernel_us"]
     lines += ["", f"cuDNN / ours, geomean: graph time {float(np.exp(np.log(r).mean())):.3f}, kernel time "

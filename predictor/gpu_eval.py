@@ -41,8 +41,18 @@ if TYPE_CHECKING:  # the backend needs torch: imported where a GPU is used
 _LOG = logging.getLogger("predictor.gpu_eval")
 
 
+#: calls in the graph that sizes the timed one; most calls in a timed graph
+PROBE_CALLS, MAX_CALLS = 10, 400
+
+
 def graph_time_us(fn: Callable[[], Any], target_ms: float = 0.5, reps: int = 7) -> float:
-    """Median time of one ``fn()`` call, replayed inside a CUDA graph of back-to-back calls."""
+    """Median GPU time of one ``fn()`` call, replayed inside a CUDA graph of back-to-back calls.
+
+    The graph holds about ``target_ms`` of GPU work, sized from a first small graph's GPU time, and
+    each timed replay is enqueued while an untimed one keeps the GPU busy: the time is the GPU's
+    alone.  (Until 2026-12-01 the graph was sized from one eager call, whose time is mostly the host's
+    launch overhead, and the timed replay started on an idle GPU: the graph's own launch latency,
+    spread over few calls where the host path is slow -- a Python op -- was charged to ``fn``.)"""
     import torch
 
     s = torch.cuda.Stream()
@@ -53,25 +63,30 @@ def graph_time_us(fn: Callable[[], Any], target_ms: float = 0.5, reps: int = 7) 
     torch.cuda.current_stream().wait_stream(s)
     torch.cuda.synchronize()
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    stop.record()
-    stop.synchronize()
-    one = max(start.elapsed_time(stop), 1e-3)
-    n = int(max(1, min(200, math.ceil(target_ms / one))))
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(n):
-            fn()
-    g.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
+
+    def capture(n: int) -> Any:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(n):
+                fn()
+        g.replay()
+        torch.cuda.synchronize()
+        return g
+
+    def timed(g: Any, n: int) -> float:
+        g.replay()  # keeps the GPU busy while the timed replay is enqueued
         start.record()
         g.replay()
         stop.record()
         stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0 / n)
+        return start.elapsed_time(stop) * 1000.0 / n
+
+    trial = capture(PROBE_CALLS)
+    one = max(min(timed(trial, PROBE_CALLS) for _ in range(3)), 1e-3)
+    del trial
+    n = int(max(1, min(MAX_CALLS, math.ceil(target_ms * 1000.0 / one))))
+    g = capture(n)
+    times = [timed(g, n) for _ in range(reps)]
     del g
     return float(np.median(times))
 

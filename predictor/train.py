@@ -382,8 +382,9 @@ SHIPPED_RUNS = (
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",
-                             "sweeps/h200-i8nhwc.parquet", "sweeps/h200-sm16-i8nhwc.parquet",
-                             "sweeps/h200-sm32-i8nhwc.parquet"), "sm_87", methods=(("i8nhwc", "distill", 24),)),
+                             "sweeps/h200-sm32-f16nhwc.parquet", "sweeps/h200-i8nhwc.parquet",
+                             "sweeps/h200-sm16-i8nhwc.parquet", "sweeps/h200-sm32-i8nhwc.parquet"), "sm_87",
+               methods=(("i8nhwc", "distill", 24),)),
 )
 #: The shipped dispatchers: (slug, families or None for the default SM80 ones, folder under export/).
 #: ``dispatch`` holds the SM80-family models that were built and run on the H200 (``i8nhwc``, a default

@@ -4,6 +4,7 @@
 #   reports/lono/h200-f16nhwc90 f16nhwc90 as shipped (kind distill, portfolio up to 24: train.SHIPPED_RUNS methods);
 #                            its row in reports/lono/h200 is the repick tree it replaced
 #   reports/lono/h200-sm87  the Orin-sized models (--target sm_87): whole GPU + 16/32-SM partitions
+#   reports/lono/h200-sm87-i8nhwc the Orin-sized i8nhwc model (whole GPU + 16/32-SM partitions), as shipped (distill)
 #   reports/lono/h200-choice the fp16 choice f16nhwc+f16nhwc90 (problems measured in both families)
 #   reports/lono/h200-choice3 the fp16 choice with the GEMM family, f16nhwc+f16nhwc90+f16gemm90 (two models
 #                            routed by the pointwise feature: the GEMM kernels only on 1x1/stride-1/pad-0 layers)
@@ -21,8 +22,11 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
 python -m predictor.lono sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet --family f16nhwc90 \
   --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc90
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm16.parquet \
-  sweeps/h200-sm16-nets.parquet sweeps/h200-sm32.parquet --target sm_87 \
+  sweeps/h200-sm16-nets.parquet sweeps/h200-sm32.parquet sweeps/h200-sm32-f16nhwc.parquet --target sm_87 \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-sm87
+python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm16-i8nhwc.parquet sweeps/h200-sm32-i8nhwc.parquet \
+  --family i8nhwc --target sm_87 --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" \
+  --out reports/lono/h200-sm87-i8nhwc
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
   sweeps/h200-sm90-nets.parquet --family f16nhwc+f16nhwc90 \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-choice

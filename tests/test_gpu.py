@@ -74,3 +74,23 @@ def test_green_context_partition_runs_on_fewer_sms(backend: CudaBackend) -> None
     ratio = r16.time_us / rfull.time_us
     print(f"16-SM partition ({small.info['sms']} SMs) / full GPU time: {ratio:.2f}")
     assert ratio > 3.0
+
+
+@pytest.mark.gpu
+def test_graph_timing_charges_no_host_overhead() -> None:
+    """``graph_time_us`` times the GPU: a call that spends 300 µs on the host (a slow Python op) times
+    like the same kernel without it (sizing the graph from one eager call charged part of the graph's
+    launch latency to such calls)."""
+    import time
+
+    from predictor.gpu_eval import graph_time_us
+
+    x = torch.zeros(1 << 16, device="cuda")
+
+    def slow() -> None:
+        time.sleep(3e-4)
+        x.add_(1.0)
+
+    fast_us = graph_time_us(lambda: x.add_(1.0))
+    slow_us = graph_time_us(slow)
+    assert slow_us < 1.25 * fast_us, (slow_us, fast_us)
