@@ -387,8 +387,9 @@ SHIPPED_RUNS = (
                methods=(("i8nhwc", "distill", 24),)),
 )
 #: The shipped dispatchers: (slug, families or None for the default SM80 ones, folder under export/).
-#: ``dispatch`` holds the SM80-family models that were built and run on the H200 (``i8nhwc``, a default
-#: family since 2026-12-01, is in the header and ``predictor.select`` but in no shipped dispatcher yet).
+#: ``dispatch`` holds the SM80-family models that were built and run on the H200 (``i8nhwc``'s own model,
+#: a default family since 2026-12-01, is in no shipped dispatcher; its kernels run through the int8 choice's,
+#: ``dispatch_i8_choice3``, GPU-tested on 2026-12-01).
 SHIPPED_DISPATCHERS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("h200", ("i8nc32", "f16nhwc"), "dispatch"),
     ("h200", ("f16nhwc90",), "dispatch_sm90"),
