@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -30,6 +31,7 @@ from predictor import torch_conv  # noqa: E402
 from predictor.features import ConvProblem  # noqa: E402
 from predictor.gpu_eval import graph_time_us  # noqa: E402
 from predictor.schema import SHAPE_COLUMNS  # noqa: E402
+from vendor_layers import fp16_tensors, rel_err  # noqa: E402
 
 _LOG = logging.getLogger("bench.small_layers")
 CALLS = 20  # profiled calls per variant
@@ -56,10 +58,8 @@ def measure(p: ConvProblem, family: str) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
 
-    x = torch.randn(p.N, p.C, p.H, p.W, device="cuda", dtype=torch.float16).contiguous(memory_format=torch.channels_last)
-    w = (torch.randn(p.K, p.C, p.R, p.S, device="cuda", dtype=torch.float16) / math.sqrt(p.C * p.R * p.S)
-         ).contiguous(memory_format=torch.channels_last)
-    disp, shape = torch_conv._DISPATCHERS[family], (p.N, p.C, p.H, p.W, p.K, p.R, p.S, p.stride, p.pad, p.dilation)
+    x, w = fp16_tensors(p)
+    disp, shape = torch_conv._DISPATCHERS[family], tuple(int(getattr(p, c)) for c in SHAPE_COLUMNS)
     y = torch.empty(p.N, p.K, p.P, p.Q, device="cuda", dtype=torch.float16).contiguous(memory_format=torch.channels_last)
     need = disp.workspace_bytes(family, shape, 132)
     ws = torch.empty(max(need, 1), dtype=torch.uint8, device="cuda")
@@ -72,11 +72,10 @@ def measure(p: ConvProblem, family: str) -> dict[str, Any]:
     variants = {"cudnn": lambda: F.conv2d(x, w, stride=p.stride, padding=p.pad, dilation=p.dilation),
                 "ours": lambda: torch.ops.predictor.conv2d(x, w, p.stride, p.pad, p.dilation, family, 132),
                 "ours_capi": capi}
-    ref = variants["cudnn"]().float()
+    ref = variants["cudnn"]()
     rec: dict[str, Any] = {"gflop": p.flops / 1e9}
     for v, fn in variants.items():
-        out = fn().float()
-        rec[f"{v}_err"] = float((out - ref).norm() / ref.norm().clamp_min(1e-30))
+        rec[f"{v}_err"] = rel_err(fn(), ref)
         rec[f"{v}_graph_us"] = graph_time_us(fn)
         rec[f"{v}_kernel_us"], rec[f"{v}_kernels"], rec[f"{v}_launches"] = kernels_per_call(fn)
     return rec

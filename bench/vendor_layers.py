@@ -83,7 +83,8 @@ def catalog_layers(batches: list[int] | None, multiple: int = 8, pointwise: bool
     return d.reset_index()[["shape_key", *SHAPE_COLUMNS, "networks"]]
 
 
-def _err(out: Any, ref: Any) -> float:
+def rel_err(out: Any, ref: Any) -> float:
+    """Relative L2 error of ``out`` against ``ref`` (compared with ``TOLERANCE``)."""
     return float((out.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30))
 
 
@@ -116,13 +117,22 @@ def _measure_dispatchers(p: ConvProblem, dispatchers: dict[str, Any], backend: A
     return rec
 
 
-def _measure_cudnn(p: ConvProblem, families: list[str], tune: bool = False) -> dict[str, Any]:
+def fp16_tensors(p: ConvProblem) -> tuple[Any, Any]:
+    """A random fp16 input (NCHW sizes, channels_last) and filter (KCRS sizes, channels_last, scaled so the
+    output stays O(1)) for ``p``: what cuDNN and the PyTorch op both take."""
     import torch
-    import torch.nn.functional as F
 
     x = torch.randn(p.N, p.C, p.H, p.W, device="cuda", dtype=torch.float16).contiguous(memory_format=torch.channels_last)
     w = (torch.randn(p.K, p.C, p.R, p.S, device="cuda", dtype=torch.float16) / math.sqrt(p.C * p.R * p.S)
          ).contiguous(memory_format=torch.channels_last)
+    return x, w
+
+
+def _measure_cudnn(p: ConvProblem, families: list[str], tune: bool = False) -> dict[str, Any]:
+    import torch
+    import torch.nn.functional as F
+
+    x, w = fp16_tensors(p)
     rec: dict[str, Any] = {}
     fn = lambda: F.conv2d(x, w, stride=p.stride, padding=p.pad, dilation=p.dilation)  # noqa: E731
     ref = fn()
@@ -130,7 +140,7 @@ def _measure_cudnn(p: ConvProblem, families: list[str], tune: bool = False) -> d
     for fam in families:
         op = lambda fam=fam: torch.ops.predictor.conv2d(x, w, p.stride, p.pad, p.dilation, fam, 132)  # noqa: E731
         try:
-            rec[f"{fam}_err"] = _err(op(), ref)
+            rec[f"{fam}_err"] = rel_err(op(), ref)
             rec[f"{fam}_us"] = graph_time_us(op)
         except RuntimeError as exc:
             _LOG.warning("%s %s: %s", p.key, fam, exc)
@@ -142,7 +152,7 @@ def _measure_cudnn(p: ConvProblem, families: list[str], tune: bool = False) -> d
         op = lambda fam=fam: torch.ops.predictor.conv2d(x, w, p.stride, p.pad, p.dilation, fam, 132, True)  # noqa: E731
         v = f"{fam}_tuned"
         try:
-            rec[f"{v}_err"] = _err(op(), ref)
+            rec[f"{v}_err"] = rel_err(op(), ref)
             rec[f"{v}_us"] = graph_time_us(op)
             disp, shape = torch_conv._DISPATCHERS[fam], (p.N, p.C, p.H, p.W, p.K, p.R, p.S, p.stride, p.pad, p.dilation)
             rec[f"{v}_pick"] = disp.tuned_pick(fam, shape, 132)
