@@ -54,12 +54,8 @@ def main() -> int:
     lines += ["", f"On the {len(tiny)} layers where cuDNN takes at most 5 µs, cuDNN's median is "
               f"{tiny.cudnn_us.median():.2f} µs and the grid's best {tiny.grid_us.median():.2f} µs; no config of the "
               f"three grids runs any held-out layer in less than {best.min():.2f} µs (sweep times: back-to-back "
-              "launches, not graph replays). Profiled (`bench/small_layers/`, CUPTI), our picks' kernels run as fast "
-              "as cuDNN's there (kernel time 1.02-1.06 of cuDNN's in our favour); the difference is outside the "
-              "kernels: the graph timing then charged part of each call's host path (in one run the same kernels "
-              "timed 9.29 µs median through the PyTorch op, 5.37 µs through the C ABI, cuDNN 6.04 µs). "
-              "`predictor.gpu_eval.graph_time_us` was fixed on 2026-12-01 after these runs; these figures await a "
-              "re-measurement with it."]
+              "launches, not graph replays, which charge each call its launch: \"grid best\" reads slow on small layers). "
+              "The small layers' graph and CUPTI kernel times, ours against cuDNN's: `bench/small_layers/h200-holdout-run3.md`."]
     print("\n".join(lines))
     return 0
 
