@@ -103,6 +103,11 @@ class GemmGrid:
         (KernelSchedule.TmaWarpSpecializedCooperative, (256, 128)))
     shallow: _Shallow = ((KernelSchedule.TmaWarpSpecializedPingpong, (64, 128), 4),
                          (KernelSchedule.TmaWarpSpecializedCooperative, (128, 128), 4))
+    #: Tiles added where cuDNN's Hopper GEMM kernels beat the grid above (small GEMMs, which need many
+    #: CTAs; output channels of 16-48; N = 192 against wave quantization), cluster 1x1 only, with the
+    #: schedules of a tile of their size: ping-pong (TMA epilogue) and warp-specialized (register
+    #: epilogue) for one warp group, cooperative and stream-K from tile M 128.
+    small_tiles: tuple[tuple[int, int], ...] = ()
 
 
 #: The grid of every family: adding a family means one entry here (and its ``FAMILY_SPECS`` entry).
@@ -160,7 +165,10 @@ GRIDS: dict[Family, Sm80Grid | Sm90Grid | GemmGrid] = {
     ),
     Family.F16_NHWC_SM90: Sm90Grid(),
     Family.I8_NHWC_SM90: Sm90Grid(),
-    Family.F16_GEMM_SM90: GemmGrid(),
+    # cuDNN's own Hopper kernels beat the first 50 configs on the held-out 1x1 layers with tiles of N 8-64
+    # (small GEMMs) and N 128-192 (bench/small_layers/, bench/vendor_layers/): the small tiles below
+    Family.F16_GEMM_SM90: GemmGrid(small_tiles=((64, 16), (64, 32), (64, 64), (128, 16), (128, 32), (256, 64),
+                                                (128, 192))),
     # f16gemm90's tiles, clusters, schedules and shallow pipelines with tile K 128 (4 wgmma k32 steps;
     # the same bytes per stage as fp16's K 64).  Its generator (GenerateSM90_TensorOp_int8_WGMMA_gemm,
     # CUTLASS 4.2, default level) lists only 64x128, 64x256, 128x128 and 128x256 with clusters 2x1 / 1x2
@@ -344,6 +352,13 @@ def gemm_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
                 add(mn, coop, tmacoop, cluster, TileScheduler.StreamK)
         for cluster in knobs.ws_clusters if one_group else ():
             add(mn, ws, nosmem, cluster)
+    for mn in knobs.small_tiles:
+        if mn[0] * mn[1] <= knobs.one_group_max_mn:
+            add(mn, pp, tma)
+            add(mn, ws, nosmem)
+        if mn[0] >= 128:
+            add(mn, coop, tmacoop)
+            add(mn, coop, tmacoop, ts=TileScheduler.StreamK)
     for ks, mn in knobs.nosmem:
         add(mn, ks, nosmem)
     for ks, mn, st in knobs.shallow:

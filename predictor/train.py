@@ -369,7 +369,8 @@ SHIPPED_RUNS = (
     ShippedRun("h200", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm90.parquet",
                         "sweeps/h200-sm90-nets.parquet", "sweeps/h200-sm90-i8.parquet",
                         "sweeps/h200-sm90-i8-nets.parquet", "sweeps/h200-gemm90.parquet",
-                        "sweeps/h200-i8gemm90.parquet", "sweeps/h200-i8nhwc.parquet"),
+                        "sweeps/h200-gemm90-small.parquet", "sweeps/h200-i8gemm90.parquet",
+                        "sweeps/h200-i8nhwc.parquet"),
                choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90",
                         "i8nhwc+i8nhwc90+i8gemm90"),
                # distill: 0.974 / 0.918 vs repick's 0.970 / 0.902 leave-network-group-out

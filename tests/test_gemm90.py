@@ -125,10 +125,27 @@ def test_gemm_fields_are_checked(fam: Family) -> None:
 def test_grid_is_the_generators_combinations(fam: Family) -> None:
     from predictor.space import default_config, family_grid, generator_gemm_combos, generator_tiles, runs_on
 
-    grid = family_grid(fam)
+    from predictor.space import grid_spec
+
+    full = family_grid(fam)
     k = TILE_K[fam]
-    assert 36 <= len(grid) <= 60
-    assert len({c.name for c in grid}) == len(grid)
+    small = set(grid_spec(fam).small_tiles)
+    # f16gemm90's small tiles (sessions 9 on): cluster 1x1, automatic stages, the schedules of their size
+    extra = [c for c in full if c.tb[:2] in small]
+    assert small == ({(64, 16), (64, 32), (64, 64), (128, 16), (128, 32), (256, 64), (128, 192)} if fam is GEMM
+                     else set())
+    assert len(extra) == (20 if fam is GEMM else 0)
+    assert all(c.cluster == (1, 1, 1) and c.stages == 0 for c in extra)
+    schedules = {mn: {(c.kernel_schedule, c.tile_scheduler) for c in extra if c.tb[:2] == mn} for mn in small}
+    one_group = {(PP, TileScheduler.Default), (WS, TileScheduler.Default)}
+    coop = {(COOP, TileScheduler.Default), (COOP, TileScheduler.StreamK)}
+    # 128x192: 192 accumulators a thread in one warp group, so cooperative only
+    assert schedules == ({(64, 16): one_group, (64, 32): one_group, (64, 64): one_group, (128, 16): one_group | coop,
+                          (128, 32): one_group | coop, (256, 64): one_group | coop, (128, 192): coop}
+                         if fam is GEMM else {})
+    grid = [c for c in full if c.tb[:2] not in small]
+    assert len(grid) == 50
+    assert len({c.name for c in full}) == len(full)
     assert {c.tb[:2] for c in grid} == {(64, 128), (128, 128), (128, 256), (256, 128), (128, 64), (64, 256)}
     assert {c.tb[2] for c in grid} == {k} and {c.stages for c in grid} == {0, 4}
     assert {c.cluster for c in grid} == {(1, 1, 1), (2, 1, 1), (1, 2, 1)}
@@ -159,7 +176,7 @@ def test_grid_is_the_generators_combinations(fam: Family) -> None:
     assert streamk(fam) in grid and pingpong(fam) in grid
     # f16gemm90's grid with the family's tile K
     twin = {(c.tb[:2], c.cluster, c.stages, c.kernel_schedule, c.epilogue_schedule, c.tile_scheduler)
-            for c in family_grid(GEMM)}
+            for c in family_grid(GEMM) if c.tb[:2] not in set(grid_spec(GEMM).small_tiles)}
     assert {(c.tb[:2], c.cluster, c.stages, c.kernel_schedule, c.epilogue_schedule, c.tile_scheduler)
             for c in grid} == twin
 
