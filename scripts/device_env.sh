@@ -7,3 +7,24 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 else
   export PYTHONPATH=$PWD
 fi
+
+# record_env FILE: the machine a run measured on (date, GPU and clocks, nvcc, cores, torch and cuDNN) into FILE.
+record_env() {
+  {
+    date -u +%FT%TZ
+    nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv
+    nvcc --version | tail -1
+    nproc
+    python3 -c "import torch; print('torch', torch.__version__, 'cudnn', torch.backends.cudnn.version())"
+  } > "$1" 2>&1
+}
+
+# ensure_dispatcher SOURCE LIB [SECONDS]: build the generated dispatcher SOURCE (sm_90a, all cores) into LIB
+# unless it was carried; logs to /tmp/logs/build.log.
+ensure_dispatcher() {
+  [ -f "$2" ] && return 0
+  mkdir -p "$(dirname "$2")" /tmp/logs
+  timeout "${3:-400}" python3 -m predictor.dispatcher build "$1" --arch sm_90a --jobs "$(nproc)" --out "$2" \
+    > /tmp/logs/build.log 2>&1
+  local rc=$?; echo "build $2 rc=$rc at $(date +%T)"; return $rc
+}

@@ -11,18 +11,10 @@ set -uo pipefail
 out=${1:?usage: STEP=layers|networks device_s9_eval.sh OUTDIR}
 source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
 mkdir -p "$out" /tmp/logs
-{
-  date -u +%FT%TZ
-  nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv
-  python3 -c "import torch; print('torch', torch.__version__, 'cudnn', torch.backends.cudnn.version())"
-} > "$out/env.txt" 2>&1
+record_env "$out/env.txt"
 L=build/f16c3/h200_choice3_sm_90a.so
 F=f16nhwc+f16nhwc90+f16gemm90
-if [ ! -f $L ]; then
-  mkdir -p build/f16c3
-  timeout 400 python3 -m predictor.dispatcher build export/dispatch_f16_choice3/h200_dispatch.cu --arch sm_90a \
-    --jobs 16 --out $L > /tmp/logs/build.log 2>&1; echo "build rc=$? at $(date +%T)"
-fi
+ensure_dispatcher export/dispatch_f16_choice3/h200_dispatch.cu $L
 if [ "${STEP:-layers}" = layers ]; then
   for i in 0 1; do
     timeout 240 python3 bench/vendor_layers.py --library $L --family $F --tune --layers-dir bench/holdout/layers \

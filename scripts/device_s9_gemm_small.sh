@@ -13,12 +13,7 @@ out=${1:?usage: device_s9_gemm_small.sh OUTDIR}
 t0=$(date +%s)
 source scripts/device_env.sh || { echo "wheel install failed"; exit 1; }
 mkdir -p "$out" /tmp/logs
-{
-  date -u +%FT%TZ
-  nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv
-  nvcc --version | tail -1
-  nproc
-} > "$out/env.txt" 2>&1
+record_env "$out/env.txt"
 cat "$out/env.txt"
 cfgs=$(python3 - <<'PY'
 from predictor.config import Family

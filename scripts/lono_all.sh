@@ -7,7 +7,9 @@
 #   reports/lono/h200-sm87-i8nhwc the Orin-sized i8nhwc model (whole GPU + 16/32-SM partitions), as shipped (distill)
 #   reports/lono/h200-choice the fp16 choice f16nhwc+f16nhwc90 (problems measured in both families)
 #   reports/lono/h200-choice3 the fp16 choice with the GEMM family, f16nhwc+f16nhwc90+f16gemm90 (two models
-#                            routed by the pointwise feature: the GEMM kernels only on 1x1/stride-1/pad-0 layers)
+#                            routed by the pointwise feature: the GEMM kernels only on 1x1/stride-1/pad-0 layers),
+#                            as shipped since 2026-12-02 (kind distill, portfolio up to 24; the repick tree:
+#                            reports/lono/experiments/h200-choice3-repick)
 #   reports/lono/h200-i8choice the int8 NHWC choice with its GEMM family, i8nhwc90+i8gemm90 (routed alike)
 #   reports/lono/h200-i8nhwc the SM80-family int8 NHWC kernels (i8nhwc, measured on i8nhwc90's problems), as shipped
 #                            (kind distill, portfolio up to 24; the repick tree: reports/lono/experiments/h200-i8nhwc-repick)
@@ -32,7 +34,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-choice
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
   sweeps/h200-sm90-nets.parquet sweeps/h200-gemm90.parquet sweeps/h200-gemm90-small.parquet --family f16nhwc+f16nhwc90+f16gemm90 \
-  --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-choice3
+  --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-choice3
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-i8gemm90.parquet \
   --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice
 python -m predictor.lono sweeps/h200-i8nhwc.parquet --family i8nhwc \
