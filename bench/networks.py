@@ -6,8 +6,8 @@
 
 fp16, channels_last, eval mode, random weights (seeded).  Both sides are timed as CUDA-graph
 replays of the whole forward pass (``predictor.gpu_eval.graph_time_us``), alternately, after a
-warm-up (the GPU idles at a low clock); cuDNN runs twice, with ``cudnn.benchmark`` (its autotuner, whose
-picks differ between processes) and without (its heuristic, variant ``cudnn_heuristic``); cuDNN / ours
+warm-up (the GPU idles at a low clock); cuDNN runs twice, with ``cudnn.benchmark`` (its autotuner) and
+without (its heuristic, variant ``cudnn_heuristic``); cuDNN / ours
 is against the faster of the two (since 2026-12-02; before, the autotuner alone).  Outputs are
 compared with cuDNN's (relative L2 error; fp16 tolerance 2e-2).  Only the convolutions change:
 batch norm, activations, bias adds stay PyTorch ops on both sides.  Writes ``<out>.csv`` and
@@ -87,8 +87,8 @@ def measure(name: str, n: int, families: list[str], sms: int, rounds: int, tune:
         for k, (net, _) in variants.items():  # eager: a tuned variant tunes its shapes here, before capture
             out = _flat(net(x))
             errs[k] = float((out - ref).norm() / ref.norm().clamp_min(1e-30))
-        # cuDNN twice: its autotuner's picks (cudnn.benchmark) differ between processes, so its heuristic's
-        # too; the faster of the two is the reference
+        # cuDNN twice, with its autotuner (cudnn.benchmark) and its heuristic: its time differs between
+        # processes (scripts/cudnn_variance.py); the faster of the two is the reference
         variants["cudnn_heuristic"] = (base, None)
         times["cudnn_heuristic"], errs["cudnn_heuristic"] = [], errs["cudnn"]
         for _ in range(rounds):  # alternate: both sides share clocks and drift

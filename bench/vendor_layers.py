@@ -130,10 +130,10 @@ def fp16_tensors(p: ConvProblem) -> tuple[Any, Any]:
 
 def cudnn_best_us(fn: Any) -> dict[str, float]:
     """cuDNN's graph-timed call ``fn`` with its autotuner (``cudnn.benchmark``: ``cudnn_benchmark_us``) and its
-    heuristic (``cudnn_heuristic_us``), and ``cudnn_us``, the faster of the two: the autotuner times its
-    algorithms eagerly, once per process, and its pick differs between processes (on the held-out layers,
-    2026-12-02, 124 of 948 layers ran over 20% slower in one run than in another, up to 2.3x), so either
-    mode alone makes the vendor's time a draw.  Leaves ``cudnn.benchmark`` on."""
+    heuristic (``cudnn_heuristic_us``), and ``cudnn_us``, the faster of the two.  cuDNN's time differs between
+    processes (held-out layers, 2026-12-02: 124 of 948 over 20% slower in one run than in another, up to
+    2.3x; ``scripts/cudnn_variance.py``), so the vendor gets the better of its two modes; one process is
+    still one draw.  Leaves ``cudnn.benchmark`` on."""
     import torch
 
     out: dict[str, float] = {}
