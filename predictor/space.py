@@ -342,23 +342,23 @@ def gemm_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
         if runs_on(c, arch_limit):
             cfgs.setdefault(c.name, c)
 
-    for mn in knobs.tiles:
+    def add_tile(mn, clusters, ws_clusters) -> None:  # type: ignore[no-untyped-def]
+        """The schedules of a tile of its size: ping-pong and warp-specialized for one warp group,
+        cooperative and stream-K from tile M 128."""
         one_group = mn[0] * mn[1] <= knobs.one_group_max_mn
-        for cluster in knobs.clusters:
+        for cluster in clusters:
             if one_group:
                 add(mn, pp, tma, cluster)
             if mn[0] >= 128:
                 add(mn, coop, tmacoop, cluster)
                 add(mn, coop, tmacoop, cluster, TileScheduler.StreamK)
-        for cluster in knobs.ws_clusters if one_group else ():
+        for cluster in ws_clusters if one_group else ():
             add(mn, ws, nosmem, cluster)
+
+    for mn in knobs.tiles:
+        add_tile(mn, knobs.clusters, knobs.ws_clusters)
     for mn in knobs.small_tiles:
-        if mn[0] * mn[1] <= knobs.one_group_max_mn:
-            add(mn, pp, tma)
-            add(mn, ws, nosmem)
-        if mn[0] >= 128:
-            add(mn, coop, tmacoop)
-            add(mn, coop, tmacoop, ts=TileScheduler.StreamK)
+        add_tile(mn, ((1, 1, 1),), ((1, 1, 1),))
     for ks, mn in knobs.nosmem:
         add(mn, ks, nosmem)
     for ks, mn, st in knobs.shallow:
