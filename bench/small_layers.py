@@ -59,7 +59,7 @@ def measure(p: ConvProblem, family: str) -> dict[str, Any]:
     import torch.nn.functional as F
 
     x, w = fp16_tensors(p)
-    disp, shape = torch_conv._DISPATCHERS[family], tuple(int(getattr(p, c)) for c in SHAPE_COLUMNS)
+    disp, shape = torch_conv._DISPATCHERS[family], torch_conv._shape10(p)
     y = torch.empty(p.N, p.K, p.P, p.Q, device="cuda", dtype=torch.float16).contiguous(memory_format=torch.channels_last)
     need = disp.workspace_bytes(family, shape, 132)
     ws = torch.empty(max(need, 1), dtype=torch.uint8, device="cuda")

@@ -171,7 +171,7 @@ def _measure_cudnn(p: ConvProblem, families: list[str], tune: bool = False) -> d
         try:
             rec[f"{v}_err"] = rel_err(op(), ref)
             rec[f"{v}_us"] = graph_time_us(op)
-            disp, shape = torch_conv._DISPATCHERS[fam], (p.N, p.C, p.H, p.W, p.K, p.R, p.S, p.stride, p.pad, p.dilation)
+            disp, shape = torch_conv._DISPATCHERS[fam], torch_conv._shape10(p)
             rec[f"{v}_pick"] = disp.tuned_pick(fam, shape, 132)
             rec[f"{fam}_pick"] = disp.select(fam, shape, 132)
             cands = disp.candidates(fam, shape, 132)
