@@ -6,9 +6,11 @@
 
 fp16, channels_last, eval mode, random weights (seeded).  Both sides are timed as CUDA-graph
 replays of the whole forward pass (``predictor.gpu_eval.graph_time_us``), alternately, after a
-warm-up (the GPU idles at a low clock); cuDNN runs twice, with ``cudnn.benchmark`` (its autotuner) and
-without (its heuristic, variant ``cudnn_heuristic``); cuDNN / ours
-is against the faster of the two (since 2026-12-02; before, the autotuner alone).  Outputs are
+warm-up (the GPU idles at a low clock); cuDNN in one mode per process (``--cudnn autotuner``, i.e.
+``cudnn.benchmark``, or ``--cudnn heuristic``: PyTorch's plan cache is shared by the two modes, so the
+first mode to meet a shape decides its plan for the whole process, and the autotuner's plan is a draw).
+``bench/median_runs.py`` (no GPU) scores several processes' CSVs against the faster mode, each mode's
+time the median of its processes (``bench/cudnn_reference.py`` does the same layer by layer).  Outputs are
 compared with cuDNN's (relative L2 error; fp16 tolerance 2e-2).  Only the convolutions change:
 batch norm, activations, bias adds stay PyTorch ops on both sides.  Writes ``<out>.csv`` and
 ``<out>.md`` (command, GPU, date).
@@ -67,7 +69,8 @@ def _flat(out: Any) -> Any:
     return out.float().flatten()
 
 
-def measure(name: str, n: int, families: list[str], sms: int, rounds: int, tune: bool = False) -> list[dict[str, Any]]:
+def measure(name: str, n: int, families: list[str], sms: int, rounds: int, tune: bool = False,
+            cudnn: str = "autotuner") -> list[dict[str, Any]]:
     import torch
 
     h, w = NETS[name]
@@ -87,20 +90,14 @@ def measure(name: str, n: int, families: list[str], sms: int, rounds: int, tune:
         for k, (net, _) in variants.items():  # eager: a tuned variant tunes its shapes here, before capture
             out = _flat(net(x))
             errs[k] = float((out - ref).norm() / ref.norm().clamp_min(1e-30))
-        # cuDNN twice, with its autotuner (cudnn.benchmark) and its heuristic: its time differs between
-        # processes (scripts/cudnn_variance.py); the faster of the two is the reference
-        variants["cudnn_heuristic"] = (base, None)
-        times["cudnn_heuristic"], errs["cudnn_heuristic"] = [], errs["cudnn"]
         for _ in range(rounds):  # alternate: both sides share clocks and drift
             for k, (net, _) in variants.items():
-                torch.backends.cudnn.benchmark = k != "cudnn_heuristic"
                 times[k].append(graph_time_us(lambda net=net: net(x), target_ms=20.0, reps=5) / 1000.0)
-        torch.backends.cudnn.benchmark = True
-    cudnn_ms = min(sorted(times[k])[len(times[k]) // 2] for k in ("cudnn", "cudnn_heuristic"))
+    cudnn_ms = sorted(times["cudnn"])[len(times["cudnn"]) // 2]
     rows = []
     for k, (net, rep) in variants.items():
         ms = sorted(times[k])[len(times[k]) // 2]
-        rows.append({"network": name, "N": n, "variant": k, "convs": convs,
+        rows.append({"network": name, "N": n, "variant": k, "cudnn_mode": cudnn, "convs": convs,
                      "converted": len(rep.converted) if rep else 0, "ms": round(ms, 4),
                      "cudnn_over_ours": round(cudnn_ms / ms, 4), "rel_l2_err": errs[k],
                      "ok": bool(errs[k] <= TOLERANCE), "kept": "; ".join(sorted(set(rep.kept.values()))) if rep else ""})
@@ -108,13 +105,14 @@ def measure(name: str, n: int, families: list[str], sms: int, rounds: int, tune:
     return rows
 
 
-def report(rows: list[dict[str, Any]], command: str, gpu: str, library: str) -> str:
+def report(rows: list[dict[str, Any]], command: str, gpu: str, library: str, cudnn: str = "autotuner") -> str:
     import pandas as pd
 
     d = pd.DataFrame(rows)
     lines = ["# Whole-network forward passes: our CUTLASS dispatcher vs cuDNN", "",
              f"- command: `{command}`", f"- GPU: {gpu}", f"- date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
              f"- dispatcher: `{library}`",
+             f"- cuDNN: {cudnn} (one process's draw; `bench/median_runs.py` pools several)",
              "- fp16, channels_last, eval, random weights; CUDA-graph replays of the whole forward pass, "
              "variants alternated; median of the rounds. cuDNN/ours > 1 means ours is faster. "
              f"Output error: relative L2 against cuDNN's output (tolerance {TOLERANCE}).", "",
@@ -141,12 +139,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--tune", action="store_true",
                    help="also each family with first-call tuning (variant <family>_tuned: tuned on the eager run)")
+    p.add_argument("--cudnn", choices=("autotuner", "heuristic"), default="autotuner",
+                   help="cuDNN's mode for this process: autotuner (cudnn.benchmark) or heuristic")
     p.add_argument("--out", default="bench/networks", help="writes <out>.csv and <out>.md")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     import torch
 
-    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.benchmark = args.cudnn == "autotuner"
     for lib in args.library:
         torch_conv.load(lib)
     missing = sorted(set(args.family) - set(torch_conv.loaded_families()))
@@ -158,14 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in args.nets.split(","):
         for n in (int(b) for b in args.batches.split(",")):
-            rows.extend(measure(name, n, args.family, args.sms, args.rounds, args.tune))
+            rows.extend(measure(name, n, args.family, args.sms, args.rounds, args.tune, args.cudnn))
     import pandas as pd
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(out.with_suffix(".csv"), index=False)
     command = "python bench/networks.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    out.with_suffix(".md").write_text(report(rows, command, torch.cuda.get_device_name(), ", ".join(args.library)))
+    out.with_suffix(".md").write_text(report(rows, command, torch.cuda.get_device_name(), ", ".join(args.library),
+                                             args.cudnn))
     print(out.with_suffix(".md").read_text())
     return 0 if all(r["ok"] for r in rows) else 1
 

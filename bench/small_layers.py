@@ -31,27 +31,9 @@ from predictor import torch_conv  # noqa: E402
 from predictor.features import ConvProblem  # noqa: E402
 from predictor.gpu_eval import graph_time_us  # noqa: E402
 from predictor.schema import SHAPE_COLUMNS  # noqa: E402
-from vendor_layers import fp16_tensors, rel_err  # noqa: E402
+from vendor_layers import CUDNN_MODES, PROFILED_CALLS, fp16_tensors, kernels_per_call, rel_err  # noqa: E402
 
 _LOG = logging.getLogger("bench.small_layers")
-CALLS = 20  # profiled calls per variant
-
-
-def kernels_per_call(fn: Callable[[], Any], calls: int = CALLS) -> tuple[float, str, int]:
-    """(GPU time of the kernels one call launches in µs, their names, kernels per call), from CUPTI."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-    ev = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    total = sum(e.time_range.elapsed_us() for e in ev)
-    names = sorted({e.name[:80] for e in ev})
-    return total / calls, " | ".join(names), round(len(ev) / calls)
 
 
 def measure(p: ConvProblem, family: str) -> dict[str, Any]:
@@ -81,7 +63,7 @@ def measure(p: ConvProblem, family: str) -> dict[str, Any]:
     return rec
 
 
-def report(d: pd.DataFrame, floor: float, command: str) -> str:
+def report(d: pd.DataFrame, floor: float, command: str, cudnn: str = "autotuner") -> str:
     import torch
 
     med = lambda c: float(np.median(d[c])) if len(d) else math.nan  # noqa: E731
@@ -89,7 +71,8 @@ def report(d: pd.DataFrame, floor: float, command: str) -> str:
              f"- command: `{command}`", f"- GPU: {torch.cuda.get_device_name()}",
              f"- date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
              f"- layers: {len(d)}; graph: CUDA-graph replay of back-to-back calls (per call); kernel: CUPTI GPU time "
-             f"of the kernels of one call (torch.profiler, {CALLS} calls)",
+             f"of the kernels of one call (torch.profiler, {PROFILED_CALLS} calls)",
+             f"- cuDNN: {cudnn} (`--cudnn`)",
              f"- floor: a graph of one-element `fill_` kernels runs at {floor:.2f} µs per kernel", "",
              "| median over the layers | cuDNN | ours (PyTorch op) | ours (C ABI, buffers allocated once) |",
              "|---|---|---|---|"]
@@ -119,12 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from", dest="source", action="append", required=True,
                    help="a bench/vendor_layers.py CSV (its layers and cudnn_us; repeatable)")
     p.add_argument("--max-cudnn-us", type=float, default=5.0, help="only layers cuDNN ran in at most this time")
+    p.add_argument("--cudnn", choices=CUDNN_MODES, default="autotuner",
+                   help="cuDNN's mode for this process: autotuner (cudnn.benchmark) or heuristic")
     p.add_argument("--out", required=True, help="writes <out>.csv and <out>.md")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     import torch
 
-    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.benchmark = args.cudnn == "autotuner"
     torch_conv.load(args.library)
     src = pd.concat([pd.read_csv(f) for f in args.source], ignore_index=True)
     layers = src[src["cudnn_us"] <= args.max_cudnn_us].drop_duplicates("shape_key")
@@ -142,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     d.to_csv(out.with_suffix(".csv"), index=False)
     command = "python bench/small_layers.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    text = report(d, floor, command)
+    text = report(d, floor, command, args.cudnn)
     out.with_suffix(".md").write_text(text)
     print(text)
     return 0

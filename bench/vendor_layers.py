@@ -1,5 +1,5 @@
 """Layer by layer against cuDNN: every distinct fp16 conv layer of the network catalog, timed as
-CUDA-graph replays in one run: cuDNN (the faster of its autotuner and its heuristic: ``cudnn_best_us``), each dispatcher variant end to end
+CUDA-graph replays in one run: cuDNN (in one of its modes per process, ``--cudnn``), each dispatcher variant end to end
 (``torch.ops.predictor.conv2d``: selection in C++ + the picked kernel) and, optionally, given
 configs per layer (e.g. the leave-one-network-out picks of ``python -m predictor.lono``, through
 the collector's kernel libraries).
@@ -11,6 +11,14 @@ the collector's kernel libraries).
 Writes ``<out>.csv`` (one row per layer: ``cudnn_us``, ``<variant>_us``, ``<variant>_err``) and
 ``<out>.md`` (geomean cuDNN time / ours per variant, all layers and > 8 GFLOP apart; command, GPU,
 date).  Outputs are compared with cuDNN's (relative L2; fp16 tolerance 2e-2).
+
+cuDNN runs in one mode per process: ``--cudnn autotuner`` (``cudnn.benchmark``, the default) or
+``--cudnn heuristic``.  PyTorch keeps one plan cache for both modes (its key has no benchmark flag), so
+the mode that meets a shape first decides the plan for the rest of the process; and the autotuner's plan
+is a draw (it times the candidate plans eagerly, which on µs-size layers measures the host more than the
+GPU).  A steady reference takes several processes: ``bench/cudnn_reference.py`` pools them.  Without
+``--library``/``--picks`` only cuDNN runs; ``--cudnn-kernels`` also records the kernels cuDNN launches
+for each layer (``cudnn_kernels``, ``cudnn_launches``: :func:`kernels_per_call`).
 
 ``--vendor cublaslt_int8``: the int8 1x1 layers instead (1x1 / stride 1 / pad 0 / dilation 1, C and K
 multiples of 16: what ``i8gemm90`` runs) against cuBLASLt int8 (``torch._int_mm`` on the same GEMM,
@@ -32,9 +40,10 @@ import argparse
 import datetime as dt
 import logging
 import math
+import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -58,6 +67,13 @@ TITLES = {"cudnn": "our kernels vs cuDNN (fp16 NHWC)",
 
 
 CATALOG = ROOT / "predictor" / "data" / "networks"
+#: cuDNN's modes, one per process: PyTorch's ``cudnn.benchmark`` on (autotuner) or off (heuristic)
+CUDNN_MODES = ("autotuner", "heuristic")
+PROFILED_CALLS = 20  # calls per kernels_per_call
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def catalog_layers(batches: list[int] | None, multiple: int = 8, pointwise: bool = False,
@@ -89,10 +105,11 @@ def rel_err(out: Any, ref: Any) -> float:
 
 
 def measure(p: ConvProblem, families: list[str], picks: dict[str, dict[str, str]], backend: Any,
-            vendor: str = "cudnn", tune: bool = False, dispatchers: dict[str, Any] | None = None) -> dict[str, Any]:
+            vendor: str = "cudnn", tune: bool = False, dispatchers: dict[str, Any] | None = None,
+            kernels: bool = False) -> dict[str, Any]:
     rec: dict[str, Any] = {"gflop": p.flops / 1e9}
     if vendor == "cudnn":
-        rec.update(_measure_cudnn(p, families, tune))
+        rec.update(_measure_cudnn(p, families, tune, kernels))
     else:
         from predictor.gpu_eval import cublaslt_int8_us
 
@@ -128,32 +145,34 @@ def fp16_tensors(p: ConvProblem) -> tuple[Any, Any]:
     return x, w
 
 
-def cudnn_best_us(fn: Any) -> dict[str, float]:
-    """cuDNN's graph-timed call ``fn`` with its autotuner (``cudnn.benchmark``: ``cudnn_benchmark_us``) and its
-    heuristic (``cudnn_heuristic_us``), and ``cudnn_us``, the faster of the two.  cuDNN's time differs between
-    processes (held-out layers, 2026-12-02: 124 of 948 over 20% slower in one run than in another, up to
-    2.3x; ``scripts/cudnn_variance.py``), so the vendor gets the better of its two modes; one process is
-    still one draw.  Leaves ``cudnn.benchmark`` on."""
+def kernels_per_call(fn: Callable[[], Any], calls: int = PROFILED_CALLS) -> tuple[float, str, int]:
+    """(GPU time of the kernels one call launches in µs, their names, kernels per call), from CUPTI."""
     import torch
+    from torch.profiler import ProfilerActivity, profile
 
-    out: dict[str, float] = {}
-    for mode, bench in (("heuristic", False), ("benchmark", True)):
-        torch.backends.cudnn.benchmark = bench
-        fn()
-        out[f"cudnn_{mode}_us"] = graph_time_us(fn)
-    out["cudnn_us"] = min(out["cudnn_heuristic_us"], out["cudnn_benchmark_us"])
-    return out
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    ev = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    total = sum(e.time_range.elapsed_us() for e in ev)
+    names = sorted({e.name[:80] for e in ev})
+    return total / calls, " | ".join(names), round(len(ev) / calls)
 
 
-def _measure_cudnn(p: ConvProblem, families: list[str], tune: bool = False) -> dict[str, Any]:
+def _measure_cudnn(p: ConvProblem, families: list[str], tune: bool = False, kernels: bool = False) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
 
     x, w = fp16_tensors(p)
     rec: dict[str, Any] = {}
     fn = lambda: F.conv2d(x, w, stride=p.stride, padding=p.pad, dilation=p.dilation)  # noqa: E731
-    rec.update(cudnn_best_us(fn))
-    ref = fn()
+    ref = fn()  # the process's mode picks the plan here
+    rec["cudnn_us"] = graph_time_us(fn)
+    if kernels:
+        _, rec["cudnn_kernels"], rec["cudnn_launches"] = kernels_per_call(fn, 1)
     for fam in families:
         op = lambda fam=fam: torch.ops.predictor.conv2d(x, w, p.stride, p.pad, p.dilation, fam, 132)  # noqa: E731
         try:
@@ -307,6 +326,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tune", action="store_true",
                    help="also time each family's first-call tuned mode (variant <family>_tuned: the fastest of "
                         "the model's candidates, timed on the first call, then graph-replayed)")
+    p.add_argument("--cudnn", choices=CUDNN_MODES, default="autotuner",
+                   help="cuDNN's mode for this process: autotuner (cudnn.benchmark) or heuristic")
+    p.add_argument("--cudnn-kernels", action="store_true",
+                   help="also record the kernels cuDNN launches per layer (column cudnn_kernels)")
     p.add_argument("--pool", nargs="+", default=None, metavar="CSV",
                    help="no GPU: pool the CSVs of earlier runs (e.g. the shards of one run) into <out>.md")
     p.add_argument("--out", required=True, help="writes <out>.csv and <out>.md")
@@ -314,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     vendor_col, multiple, pointwise = VENDORS[args.vendor]
     if args.pool:
         return pool(args.pool, args.vendor, Path(args.out), argv)
-    if bool(args.family) != bool(args.library) or not (args.family or args.picks):
+    if bool(args.family) != bool(args.library) or not (args.family or args.picks or args.vendor == "cudnn"):
         p.error("give --library with --family (dispatchers) and/or --picks")
     if args.every_layer and (args.vendor == "cudnn" or args.picks):
         p.error("--every-layer is for int8 dispatchers (--vendor cublaslt_int8 --library ... --family ...) "
@@ -322,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     import torch
 
-    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.benchmark = args.cudnn == "autotuner"
     dispatchers: dict[str, Any] = {}
     if args.vendor == "cudnn":
         for lib in args.library:
@@ -359,13 +382,23 @@ def main(argv: list[str] | None = None) -> int:
 
     warm_up(1.0)
     recs = []
-    for k, row in enumerate(layers.to_dict("records")):
-        prob = ConvProblem(*(int(row[c]) for c in SHAPE_COLUMNS))
-        rec = {**row, **measure(prob, args.family, picks, backend, args.vendor, args.tune, dispatchers)}
-        recs.append(rec)
-        if k % 50 == 0:
-            _LOG.info("%d/%d %s %s %.1f us", k, len(layers), prob.key, args.vendor, rec[vendor_col] or math.nan)
-        torch.cuda.empty_cache()
+    signal.signal(signal.SIGTERM, _interrupt)  # a `timeout` keeps the layers measured so far
+    try:
+        for k, row in enumerate(layers.to_dict("records")):
+            prob = ConvProblem(*(int(row[c]) for c in SHAPE_COLUMNS))
+            rec = {**row, **measure(prob, args.family, picks, backend, args.vendor, args.tune, dispatchers,
+                                    args.cudnn_kernels)}
+            if args.vendor == "cudnn":
+                rec["cudnn_mode"] = args.cudnn
+            recs.append(rec)
+            if k % 50 == 0:
+                _LOG.info("%d/%d %s %s %.1f us", k, len(layers), prob.key, args.vendor, rec[vendor_col] or math.nan)
+            torch.cuda.empty_cache()
+    except KeyboardInterrupt:
+        _LOG.warning("interrupted after %d of %d layers: writing those", len(recs), len(layers))
+    if not recs:
+        _LOG.error("no layer measured")
+        return 1
     d = pd.DataFrame(recs)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -384,6 +417,9 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join([f"# Layer by layer: {TITLES[args.vendor]}", "", f"- command: `{command}`",
                       f"- GPU: {torch.cuda.get_device_name()}", f"- date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
                       f"- layers: {len(d)} distinct {what}",
+                      *([f"- cuDNN: {args.cudnn} (one process's draw; `bench/cudnn_reference.py` pools several)"]
+                        if args.vendor == "cudnn" else []),
+                      *([f"- interrupted: {len(d)} of {len(layers)} layers measured"] if len(d) < len(layers) else []),
                       "- all CUDA-graph replays in one run; > 1 means our kernel is faster", "",
                       *summary(d, variants, args.vendor), *tuned_summary(d, args.family if args.tune else [])]) + "\n"
     out.with_suffix(".md").write_text(text)
