@@ -297,6 +297,7 @@ _NAME_RE = re.compile(
 _NAME3_RE = re.compile(
     r"^(?P<family>[a-z0-9]+)_t(?P<tb>\d+x\d+x\d+)_c(?P<cluster>\d+x\d+x\d+)_s(?P<stages>auto|\d+)"
     r"_k(?P<kernel_schedule>[a-z0-9]+)_e(?P<epilogue_schedule>[a-z0-9]+)(?:_ts(?P<tile_scheduler>[a-z]+))?"
+    r"(?P<swap_ab>_swapab)?"
     r"_a(?P<align>\d+x\d+x\d+)"
     r"_(?P<epilogue>[a-z]+)$"
 )
@@ -335,6 +336,9 @@ class KernelConfig:
     kernel_schedule: KernelSchedule = KernelSchedule.NotApplicable
     epilogue_schedule: EpilogueSchedule = EpilogueSchedule.NotApplicable
     tile_scheduler: TileScheduler = TileScheduler.NotApplicable  # GEMM family only
+    #: GEMM family only: the kernel computes the transposed GEMM D^T = B A^T (filter as its A, activations
+    #: as its B, column-major D), so the conv's small N*H*W extent is the tile's N (wgmma N down to 8)
+    swap_ab: bool = False
 
     def __lt__(self, other: "KernelConfig") -> bool:  # enums are not orderable: order by name
         return self.name < other.name
@@ -353,6 +357,8 @@ class KernelConfig:
             raise ValueError(f"split_k_slices must be >= 1, got {self.split_k_slices}")
         if (self.split_k_mode is SplitKMode.NoSplit) != (self.split_k_slices == 1):
             raise ValueError("split_k_slices > 1 needs split_k_mode=Serial and vice versa")
+        if self.swap_ab and self.spec.operation != "gemm":
+            raise ValueError(f"{self.family.value}: swap_ab is a GEMM family knob")
         if self.spec.cutlass_api == 3:
             self._check_3x()
             return
@@ -412,10 +418,11 @@ class KernelConfig:
     def sm90(cls, family: Family, tb: tuple[int, int, int], cluster: tuple[int, int, int] = (1, 1, 1),
              stages: int = 0, kernel_schedule: KernelSchedule | None = None,
              epilogue_schedule: EpilogueSchedule | None = None,
-             tile_scheduler: TileScheduler | None = None) -> "KernelConfig":
+             tile_scheduler: TileScheduler | None = None, swap_ab: bool = False) -> "KernelConfig":
         """A CUTLASS 3.x config of ``family`` (the derived and fixed fields filled in).  Schedules
         left out: conv, the implicit-GEMM warp-specialized kernel with the TMA epilogue; GEMM, the
-        cooperative kernel with its TMA epilogue and the default (persistent) tile scheduler."""
+        cooperative kernel with its TMA epilogue and the default (persistent) tile scheduler.
+        ``swap_ab``: a GEMM family's transposed kernel (see the field)."""
         gemm = family.spec.operation == "gemm"
         ks = kernel_schedule or (KernelSchedule.TmaWarpSpecializedCooperative if gemm
                                  else KernelSchedule.ImplicitTmaWarpSpecializedSm90)
@@ -427,7 +434,7 @@ class KernelConfig:
         warp, inst = derived_warp_inst(family, tb, ks)
         return cls(family=family, tb=tb, warp=warp, inst=inst, stages=stages, align=tma_alignment(family),
                    epilogue=family.spec.epilogue, cluster=(int(cluster[0]), int(cluster[1]), int(cluster[2])),
-                   kernel_schedule=ks, epilogue_schedule=es, tile_scheduler=ts)
+                   kernel_schedule=ks, epilogue_schedule=es, tile_scheduler=ts, swap_ab=swap_ab)
 
     # ----------------------------------------------------------------- derived
     @property
@@ -491,8 +498,9 @@ class KernelConfig:
         if self.cutlass_api == 3:  # split-k is always 1; warp/inst/swizzle/iterator/stride are fixed
             c = "x".join(map(str, self.cluster))
             ts = "" if self.tile_scheduler is TileScheduler.NotApplicable else f"_ts{self.tile_scheduler.value}"
+            swap = "_swapab" if self.swap_ab else ""
             return (f"{self.family.value}_t{t}_c{c}_s{self._stages_text()}_k{self.kernel_schedule.value}"
-                    f"_e{self.epilogue_schedule.value}{ts}_a{a}_{self.epilogue.value}")
+                    f"_e{self.epilogue_schedule.value}{ts}{swap}_a{a}_{self.epilogue.value}")
         w = "x".join(map(str, self.warp))
         i = "x".join(map(str, self.inst))
         sk = "1" if self.split_k_mode is SplitKMode.NoSplit else f"serial{self.split_k_slices}"
@@ -515,7 +523,7 @@ class KernelConfig:
                     Family(m3["family"]), _dims(m3["tb"]), _dims(m3["cluster"]),
                     0 if m3["stages"] == "auto" else int(m3["stages"]),
                     KernelSchedule(m3["kernel_schedule"]), EpilogueSchedule(m3["epilogue_schedule"]),
-                    TileScheduler(m3["tile_scheduler"]) if m3["tile_scheduler"] else None)
+                    TileScheduler(m3["tile_scheduler"]) if m3["tile_scheduler"] else None, bool(m3["swap_ab"]))
             except ValueError as exc:
                 raise ValueError(f"bad KernelConfig name {name!r}: {exc}") from exc
             if cfg.name != name:

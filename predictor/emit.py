@@ -160,7 +160,8 @@ def _operation_gemm(cfg: KernelConfig):  # type: ignore[no-untyped-def]
     ``CreateGemmUniversal3xOperator`` build theirs -- as the "TN" GEMM of the 1x1 conv: A row-major
     (NHWC), B column-major (KRSC), C/D row-major (NPQK); element, accumulator and epilogue compute
     types from the family's spec (int8: ``LinearCombination<int8_t, float>``, round to nearest,
-    saturating)."""
+    saturating).  ``cfg.swap_ab``: the transposed GEMM, filter as A, activations as B and C/D column-major
+    (the runner swaps the operands: ``csrc/pk_runtime_gemm90.h``)."""
     from cutlass_library.gemm_operation import GemmOperation
     from cutlass_library.library import (
         DataType, EpilogueFunctor, GemmKind, LayoutType, MathInstruction, MathOperation, OpcodeClass,
@@ -175,7 +176,8 @@ def _operation_gemm(cfg: KernelConfig):  # type: ignore[no-untyped-def]
     tile = TileDescription(list(cfg.tb), cfg.stages, [4, 1, 1], math, arch, arch, list(cfg.cluster))
     A = TensorDescription(dt(spec.element_a), LayoutType.RowMajor, cfg.align[0])
     B = TensorDescription(dt(spec.element_b), LayoutType.ColumnMajor, cfg.align[1])
-    C = TensorDescription(dt(spec.element_c), LayoutType.RowMajor, cfg.align[2])
+    C = TensorDescription(dt(spec.element_c), LayoutType.ColumnMajor if cfg.swap_ab else LayoutType.RowMajor,
+                          cfg.align[2])
     return GemmOperation(GemmKind.Universal3x, arch, tile, A, B, C, dt(spec.element_epilogue),
                          EpilogueFunctor.LinearCombination, SwizzlingFunctor.Identity1, D=C,
                          kernel_schedule=cfg.kernel_schedule.to_cutlass(),

@@ -108,6 +108,15 @@ class GemmGrid:
     #: schedules of a tile of their size: ping-pong (TMA epilogue) and warp-specialized (register
     #: epilogue) for one warp group, cooperative and stream-K from tile M 128.
     small_tiles: tuple[tuple[int, int], ...] = ()
+    #: Tiles of the transposed kernels (``KernelConfig.swap_ab``: the GEMM's M is the conv's K, its N the
+    #: conv's N*H*W), cluster 1x1, with the schedules of a tile of their size: for layers with few pixels,
+    #: where a tile M of 64 wastes most of the wgmma (cuDNN's Hopper kernels there: nvjet tiles 8x64 and
+    #: 64x8, both orientations; bench/small_layers/h200-holdout-heuristic-run1.md).
+    swap_tiles: tuple[tuple[int, int], ...] = ()
+    #: Their pipeline depth: automatic stages fill shared memory with an odd count for the tiny tiles (25
+    #: for 64x8 with the register epilogue), which CUTLASS 4.2's shared-memory layout of B cannot divide
+    #: (nvcc: "Shape Divisibility Condition"); 8 loads in flight cover the K loop of these small GEMMs.
+    swap_stages: int = 8
 
 
 #: The grid of every family: adding a family means one entry here (and its ``FAMILY_SPECS`` entry).
@@ -168,7 +177,8 @@ GRIDS: dict[Family, Sm80Grid | Sm90Grid | GemmGrid] = {
     # cuDNN's own Hopper kernels beat the first 50 configs on the held-out 1x1 layers with tiles of N 8-64
     # (small GEMMs) and N 128-192 (bench/small_layers/, bench/vendor_layers/): the small tiles below
     Family.F16_GEMM_SM90: GemmGrid(small_tiles=((64, 16), (64, 32), (64, 64), (128, 16), (128, 32), (256, 64),
-                                                (128, 192))),
+                                                (128, 192)),
+                                   swap_tiles=((64, 8), (64, 16), (64, 32), (128, 8), (128, 16), (128, 32))),
     # f16gemm90's tiles, clusters, schedules and shallow pipelines with tile K 128 (4 wgmma k32 steps;
     # the same bytes per stage as fp16's K 64).  Its generator (GenerateSM90_TensorOp_int8_WGMMA_gemm,
     # CUTLASS 4.2, default level) lists only 64x128, 64x256, 128x128 and 128x256 with clusters 2x1 / 1x2
@@ -337,28 +347,30 @@ def gemm_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
                             EpilogueSchedule.NoSmemWarpSpecialized)
     cfgs: dict[str, KernelConfig] = {}
 
-    def add(mn, ks, es, cluster=(1, 1, 1), ts=TileScheduler.Default, stages=0) -> None:  # type: ignore[no-untyped-def]
-        c = KernelConfig.sm90(family, (mn[0], mn[1], knobs.tile_k), cluster, stages, ks, es, ts)
+    def add(mn, ks, es, cluster=(1, 1, 1), ts=TileScheduler.Default, stages=0, swap=False) -> None:  # type: ignore[no-untyped-def]
+        c = KernelConfig.sm90(family, (mn[0], mn[1], knobs.tile_k), cluster, stages, ks, es, ts, swap)
         if runs_on(c, arch_limit):
             cfgs.setdefault(c.name, c)
 
-    def add_tile(mn, clusters, ws_clusters) -> None:  # type: ignore[no-untyped-def]
+    def add_tile(mn, clusters, ws_clusters, swap=False, stages=0) -> None:  # type: ignore[no-untyped-def]
         """The schedules of a tile of its size: ping-pong and warp-specialized for one warp group,
         cooperative and stream-K from tile M 128."""
         one_group = mn[0] * mn[1] <= knobs.one_group_max_mn
         for cluster in clusters:
             if one_group:
-                add(mn, pp, tma, cluster)
+                add(mn, pp, tma, cluster, stages=stages, swap=swap)
             if mn[0] >= 128:
-                add(mn, coop, tmacoop, cluster)
-                add(mn, coop, tmacoop, cluster, TileScheduler.StreamK)
+                add(mn, coop, tmacoop, cluster, stages=stages, swap=swap)
+                add(mn, coop, tmacoop, cluster, TileScheduler.StreamK, stages=stages, swap=swap)
         for cluster in ws_clusters if one_group else ():
-            add(mn, ws, nosmem, cluster)
+            add(mn, ws, nosmem, cluster, stages=stages, swap=swap)
 
     for mn in knobs.tiles:
         add_tile(mn, knobs.clusters, knobs.ws_clusters)
     for mn in knobs.small_tiles:
         add_tile(mn, ((1, 1, 1),), ((1, 1, 1),))
+    for mn in knobs.swap_tiles:
+        add_tile(mn, ((1, 1, 1),), ((1, 1, 1),), swap=True, stages=knobs.swap_stages)
     for ks, mn in knobs.nosmem:
         add(mn, ks, nosmem)
     for ks, mn, st in knobs.shallow:

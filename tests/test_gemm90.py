@@ -108,6 +108,32 @@ def test_bad_gemm_names_are_rejected(name: str) -> None:
 
 
 @per_family
+def test_transposed_kernels_say_so_and_only_gemm_families_have_them(fam: Family) -> None:
+    k = TILE_K[fam]
+    t = KernelConfig.sm90(fam, (64, 8, k), kernel_schedule=PP, epilogue_schedule=EpilogueSchedule.TmaWarpSpecialized,
+                          swap_ab=True)
+    assert t.name == pingpong(fam).name.replace("t64x128", "t64x8").replace("_s4_", "_sauto_").replace(
+        "_tsdefault_", "_tsdefault_swapab_")
+    assert KernelConfig.from_name(t.name) == t and t.kernel_name == t.name and t != dataclasses.replace(t, swap_ab=False)
+    with pytest.raises(ValueError, match="GEMM family knob"):
+        dataclasses.replace(KernelConfig.from_name(
+            "f16nhwc90_t128x128x64_c1x1x1_sauto_kws_etma_a8x8x8_lincomb"), swap_ab=True)
+
+
+@needs_cutlass
+def test_transposed_kernel_writes_a_column_major_output() -> None:
+    from predictor.emit import kernel_source
+
+    t = KernelConfig.sm90(GEMM, (64, 8, 64), kernel_schedule=PP, epilogue_schedule=EpilogueSchedule.TmaWarpSpecialized,
+                          swap_ab=True)
+    src = kernel_source(t)
+    # A = the filter (K x C, K-major), B = the activations (K-major), C/D column-major: D^T = the NPQK output
+    assert "cutlass::half_t, cutlass::layout::RowMajor, 8,\n    cutlass::half_t, cutlass::layout::ColumnMajor, 8" in src
+    assert "cutlass::half_t, cutlass::layout::ColumnMajor, 8,\n    cutlass::half_t, cutlass::layout::ColumnMajor, 8," in src
+    assert "cute::Shape<cute::_64, cute::_8, cute::_64>" in src
+
+
+@per_family
 def test_gemm_fields_are_checked(fam: Family) -> None:
     with pytest.raises(ValueError, match="2.x family"):
         dataclasses.replace(KernelConfig.from_name(
@@ -131,7 +157,7 @@ def test_grid_is_the_generators_combinations(fam: Family) -> None:
     k = TILE_K[fam]
     small = set(grid_spec(fam).small_tiles)
     # f16gemm90's small tiles (sessions 9 on): cluster 1x1, automatic stages, the schedules of their size
-    extra = [c for c in full if c.tb[:2] in small]
+    extra = [c for c in full if c.tb[:2] in small and not c.swap_ab]
     assert small == ({(64, 16), (64, 32), (64, 64), (128, 16), (128, 32), (256, 64), (128, 192)} if fam is GEMM
                      else set())
     assert len(extra) == (20 if fam is GEMM else 0)
@@ -143,7 +169,16 @@ def test_grid_is_the_generators_combinations(fam: Family) -> None:
     assert schedules == ({(64, 16): one_group, (64, 32): one_group, (64, 64): one_group, (128, 16): one_group | coop,
                           (128, 32): one_group | coop, (256, 64): one_group | coop, (128, 192): coop}
                          if fam is GEMM else {})
-    grid = [c for c in full if c.tb[:2] not in small]
+    # f16gemm90's transposed kernels (session 10 on): cluster 1x1, automatic stages, the schedules of their size
+    swapped = [c for c in full if c.swap_ab]
+    assert {c.tb[:2] for c in swapped} == ({(64, 8), (64, 16), (64, 32), (128, 8), (128, 16), (128, 32)} if fam is GEMM
+                                           else set())
+    assert len(swapped) == (18 if fam is GEMM else 0)
+    assert all(c.cluster == (1, 1, 1) and c.stages == grid_spec(fam).swap_stages == 8 and "_swapab_" in c.name
+               for c in swapped)
+    assert {(c.tb[:2], c.kernel_schedule, c.tile_scheduler) for c in swapped if c.tb[0] == 64} == {
+        (c.tb[:2], k, t) for c in swapped if c.tb[0] == 64 for k, t in one_group}
+    grid = [c for c in full if c.tb[:2] not in small and not c.swap_ab]
     assert len(grid) == 50
     assert len({c.name for c in full}) == len(full)
     assert {c.tb[:2] for c in grid} == {(64, 128), (128, 128), (128, 256), (256, 128), (128, 64), (64, 256)}
@@ -176,7 +211,7 @@ def test_grid_is_the_generators_combinations(fam: Family) -> None:
     assert streamk(fam) in grid and pingpong(fam) in grid
     # f16gemm90's grid with the family's tile K
     twin = {(c.tb[:2], c.cluster, c.stages, c.kernel_schedule, c.epilogue_schedule, c.tile_scheduler)
-            for c in family_grid(GEMM) if c.tb[:2] not in set(grid_spec(GEMM).small_tiles)}
+            for c in family_grid(GEMM) if c.tb[:2] not in set(grid_spec(GEMM).small_tiles) and not c.swap_ab}
     assert {(c.tb[:2], c.cluster, c.stages, c.kernel_schedule, c.epilogue_schedule, c.tile_scheduler)
             for c in grid} == twin
 
