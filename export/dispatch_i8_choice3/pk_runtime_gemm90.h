@@ -12,7 +12,9 @@
 // The conv as a "TN" GEMM: A = activations NHWC as an (N*H*W) x C row-major matrix, B = filter KRSC
 // (R = S = 1) as a K x C matrix, i.e. the GEMM's C x K column-major B, D = output NPQK as an
 // (N*H*W) x K row-major matrix; M = N*H*W, N = K, K = C; D = alpha * A B + beta * C (fp32
-// alpha/beta).  Any other filter, stride, padding or dilation, P != H or Q != W, and serial split-k
+// alpha/beta).  A kernel with a column-major D (KernelConfig.swap_ab) runs the transposed GEMM: A = the
+// filter (K x C row-major), B = the activations, D = the output as a K x (N*H*W) column-major matrix;
+// M = K, N = N*H*W.  Any other filter, stride, padding or dilation, P != H or Q != W, and serial split-k
 // are PK_CANNOT_IMPLEMENT.
 //
 // Workspace: the stream-K scheduler counts its tile locks up during a launch, so every launch of a
@@ -60,6 +62,9 @@ struct RunnerGemm3x {
   using StrideB = typename Kernel::StrideB;
   using StrideC = typename Kernel::StrideC;
   using StrideD = typename Kernel::StrideD;
+  // A column-major D (unit stride along M) marks the transposed kernel (KernelConfig.swap_ab): it computes
+  // D^T = filter x activations^T, whose column-major D is the conv's NPQK output.
+  static constexpr bool kSwapAB = cute::is_constant<1, decltype(cute::get<0>(StrideD{}))>::value;
 
   static int64_t info(int what) {
     switch (what) {
@@ -103,13 +108,15 @@ struct RunnerGemm3x {
     if (ws_needed) *ws_needed = 0;
     if (pr->split_k_slices != 1 || !is_gemm(pr)) return PK_CANNOT_IMPLEMENT;
     cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
-    const int M = int(pr->n * pr->h * pr->w), N = int(pr->k), K = int(pr->c);
+    // kSwapAB: the GEMM's M is the conv's K and its N the conv's N*H*W (filter as A, activations as B)
+    const int M = int(kSwapAB ? pr->k : pr->n * pr->h * pr->w), N = int(kSwapAB ? pr->n * pr->h * pr->w : pr->k),
+              K = int(pr->c);
     typename Op::Arguments args{};
     args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
     args.problem_shape = {M, N, K, 1};
-    args.mainloop.ptr_A = static_cast<ElementA const*>(A);
+    args.mainloop.ptr_A = static_cast<ElementA const*>(kSwapAB ? B : A);
     args.mainloop.dA = cutlass::make_cute_packed_stride(StrideA{}, cute::make_shape(M, K, 1));
-    args.mainloop.ptr_B = static_cast<ElementB const*>(B);
+    args.mainloop.ptr_B = static_cast<ElementB const*>(kSwapAB ? A : B);
     args.mainloop.dB = cutlass::make_cute_packed_stride(StrideB{}, cute::make_shape(N, K, 1));
     args.epilogue.thread.alpha = alpha;
     args.epilogue.thread.beta = beta;
