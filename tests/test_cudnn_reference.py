@@ -91,3 +91,16 @@ def test_network_runs_pool_against_the_faster_mode(mr) -> None:  # type: ignore[
     assert cud.loc[("n", 1), "reference"] == 1.0
     (r,) = ours.itertuples()
     assert (r.variant, r.ms, r.processes) == ("x", 1.1, 3) and r.reference_over_ours == pytest.approx(1.0 / 1.1)
+
+
+def test_cudnn_only_runs_add_draws_and_not_variants(cr, mr) -> None:  # type: ignore[no-untyped-def]
+    ref = cr.reference({"h": _run("heuristic", (10.0, 30.0), (10.0, 30.0))},
+                       {"other": _run("autotuner", (5.0, 50.0), (1.0, 1.0))})
+    assert list(ref["cudnn_reference_us"]) == [5.0, 30.0] and list(ref["x_us"]) == [10.0, 30.0]
+    rows = [{"network": "n", "N": 1, "variant": v, "ms": ms, "cudnn_over_ours": 1.0, "ok": True, "run": run,
+             "cudnn_mode": "heuristic"} for run, v, ms in (("p", "cudnn", 2.0), ("p", "x", 1.0))]
+    other = pd.DataFrame([{**r, "run": "q", "ms": r["ms"] * 4, "cudnn_mode": "autotuner"} for r in rows])
+    cud, ours = mr.pooled(pd.DataFrame(rows), other)
+    assert cud.loc[("n", 1), "autotuner"] == 8.0 and cud.loc[("n", 1), "reference"] == 2.0
+    (r,) = ours.itertuples()
+    assert (r.ms, r.processes) == (1.0, 1)
