@@ -7,7 +7,10 @@ Inputs: the graph-timed runs of the held-out networks' fp16 layers ``bench/vendo
 (RUNS: each a dispatcher and cuDNN with ``cudnn.benchmark``, in one process per shard) and the half-run
 ``h200-holdout-choice3d-cudnnbest-shard0.csv`` (cuDNN's autotuner and heuristic both timed).  Writes, per
 run, cuDNN / ours against that run's cuDNN, against the per-layer median of the RUNS' cuDNN times and against
-the fastest cuDNN time any run saw; and how far cuDNN's and our times move between runs.
+the fastest cuDNN time any run saw; and how far cuDNN's and our times move between runs.  Written before the
+cause was found (PyTorch's plan cache is shared by cuDNN's two modes, and the autotuner's plan is a draw per
+process): the half-run's autotuner column replayed its heuristic's plans.  ``bench/cudnn_reference.py``
+pools runs of one mode per process instead (``bench/vendor_layers/h200-holdout-reference.md``).
 """
 from __future__ import annotations
 
@@ -68,7 +71,10 @@ def main() -> int:
     last = runs[RUNS[-1][0]]
     lines.append(row(f"cuDNN autotuner, `{BEST}` / `{RUNS[-1][0]}`", best["cudnn_benchmark_us"] / last["cudnn_us"]))
     lines.append(row(f"ours (same dispatcher), `{BEST}` / `{RUNS[-1][0]}`", best[PICK] / last[PICK]))
-    lines.append(row(f"cuDNN heuristic / autotuner, `{BEST}`", best["cudnn_heuristic_us"] / best["cudnn_benchmark_us"]))
+    lines.append(row(f"cuDNN heuristic / autotuner, `{BEST}` (the autotuner replayed the heuristic's plans: one "
+                     "plan cache for both modes)", best["cudnn_heuristic_us"] / best["cudnn_benchmark_us"]))
+    lines += ["", "The cuDNN runs above are the autotuner's draws but for the half-run's heuristic; cuDNN's heuristic, "
+              "one mode per process, is steadier and faster: `bench/vendor_layers/h200-holdout-reference.md`."]
     print("\n".join(lines))
     return 0
 
