@@ -20,11 +20,10 @@ Two kinds of kernel live here, chosen by the family (``FamilySpec.cutlass_api``)
   _c<cluster>_s<stages|auto>_k<kernel schedule>_e<epilogue schedule>_a<align>_<epilogue>``.  Their
   warp and instruction shapes are derived (one consumer warp group computes the whole tile with
   ``wgmma.m64nNk16``, N = tile N), swizzle/iterator/stride support/split-k are fixed.
-
 * CUTLASS 3.x SM90 GEMM kernels for the 1x1 convolutions (``FamilySpec.operation == "gemm"``:
   ``cutlass::gemm::device::GemmUniversalAdapter`` over the GEMM CollectiveBuilders): the same knobs
-  plus the tile scheduler (default/persistent or stream-K).  Name: the 3.x name with
-  ``_ts<tile scheduler>`` after the epilogue schedule.
+  plus the tile scheduler (default/persistent or stream-K) and ``swap_ab``.  Name: the 3.x name with
+  ``_ts<tile scheduler>`` (then ``_swapab`` for a transposed kernel) after the epilogue schedule.
 
 The CUTLASS 3.x fields (``cluster``, ``kernel_schedule``, ``epilogue_schedule``, ``tile_scheduler``)
 default to values that leave every 2.x config -- and its name -- exactly as before.
@@ -297,9 +296,7 @@ _NAME_RE = re.compile(
 _NAME3_RE = re.compile(
     r"^(?P<family>[a-z0-9]+)_t(?P<tb>\d+x\d+x\d+)_c(?P<cluster>\d+x\d+x\d+)_s(?P<stages>auto|\d+)"
     r"_k(?P<kernel_schedule>[a-z0-9]+)_e(?P<epilogue_schedule>[a-z0-9]+)(?:_ts(?P<tile_scheduler>[a-z]+))?"
-    r"(?P<swap_ab>_swapab)?"
-    r"_a(?P<align>\d+x\d+x\d+)"
-    r"_(?P<epilogue>[a-z]+)$"
+    r"(?P<swap_ab>_swapab)?_a(?P<align>\d+x\d+x\d+)_(?P<epilogue>[a-z]+)$"
 )
 
 
@@ -336,9 +333,7 @@ class KernelConfig:
     kernel_schedule: KernelSchedule = KernelSchedule.NotApplicable
     epilogue_schedule: EpilogueSchedule = EpilogueSchedule.NotApplicable
     tile_scheduler: TileScheduler = TileScheduler.NotApplicable  # GEMM family only
-    #: GEMM family only: the kernel computes the transposed GEMM D^T = B A^T (filter as its A, activations
-    #: as its B, column-major D), so the conv's small N*H*W extent is the tile's N (wgmma N down to 8)
-    swap_ab: bool = False
+    swap_ab: bool = False  # GEMM only: D^T = filter x activations^T, column-major D (N*H*W is the tile's N)
 
     def __lt__(self, other: "KernelConfig") -> bool:  # enums are not orderable: order by name
         return self.name < other.name
@@ -421,8 +416,7 @@ class KernelConfig:
              tile_scheduler: TileScheduler | None = None, swap_ab: bool = False) -> "KernelConfig":
         """A CUTLASS 3.x config of ``family`` (the derived and fixed fields filled in).  Schedules
         left out: conv, the implicit-GEMM warp-specialized kernel with the TMA epilogue; GEMM, the
-        cooperative kernel with its TMA epilogue and the default (persistent) tile scheduler.
-        ``swap_ab``: a GEMM family's transposed kernel (see the field)."""
+        cooperative kernel with its TMA epilogue and the default (persistent) tile scheduler."""
         gemm = family.spec.operation == "gemm"
         ks = kernel_schedule or (KernelSchedule.TmaWarpSpecializedCooperative if gemm
                                  else KernelSchedule.ImplicitTmaWarpSpecializedSm90)
