@@ -28,9 +28,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from predictor import torch_conv  # noqa: E402
 from predictor.gpu_eval import graph_time_us  # noqa: E402
+from vendor_layers import CUDNN_MODES  # noqa: E402
 
 _LOG = logging.getLogger("bench.networks")
 TOLERANCE = 2e-2
@@ -139,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--tune", action="store_true",
                    help="also each family with first-call tuning (variant <family>_tuned: tuned on the eager run)")
-    p.add_argument("--cudnn", choices=("autotuner", "heuristic"), default="autotuner",
+    p.add_argument("--cudnn", choices=CUDNN_MODES, default="autotuner",
                    help="cuDNN's mode for this process: autotuner (cudnn.benchmark) or heuristic")
     p.add_argument("--out", default="bench/networks", help="writes <out>.csv and <out>.md")
     args = p.parse_args(argv)
