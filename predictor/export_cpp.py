@@ -84,6 +84,7 @@ struct KernelConfig {
   KernelSchedule kernel_schedule;       // 3.x mainloop schedule (kNotApplicable for 2.x)
   EpilogueSchedule epilogue_schedule;   // 3.x epilogue schedule (kNotApplicable for 2.x)
   TileScheduler tile_scheduler;         // 3.x GEMM tile scheduler (kNotApplicable for conv kernels)
+  bool swap_ab;                         // 3.x GEMM: transposed (D^T = filter x activations^T, column-major D)
   std::int64_t smem_bytes;     // sizeof(SharedStorage) measured by the sweep, -1 if unknown
   bool sm87_ok;                // a Jetson Orin (sm_87) runs it (never for the SM90 family)
   const char* name;            // predictor KernelConfig.name
@@ -128,7 +129,7 @@ def _config_row(cfg: KernelConfig, smem: int, sm87_ok: bool, with_family: bool =
         str(cfg.split_k_slices), f"{d['align_a']}, {d['align_b']}, {d['align_c']}",
         f"EpilogueFunctor::k{cfg.epilogue.name}", f"{d['cluster_m']}, {d['cluster_n']}, {d['cluster_k']}",
         f"KernelSchedule::k{cfg.kernel_schedule.name}", f"EpilogueSchedule::k{cfg.epilogue_schedule.name}",
-        f"TileScheduler::k{cfg.tile_scheduler.name}",
+        f"TileScheduler::k{cfg.tile_scheduler.name}", "true" if cfg.swap_ab else "false",
         f"INT64_C({int(smem)})", "true" if sm87_ok else "false",
         _cstr(cfg.name), _cstr(cfg.kernel_name),
     ]
