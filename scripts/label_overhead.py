@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
              f"- command: `python scripts/label_overhead.py {run[0]}`",
              f"- layers: the {len(d)} of `{run[0]}` (held-out networks, cuDNN at most 5 µs); picks: the shipped `{CHOICE}` "
              "model (`predictor.select`); sweep time: that config's `time_us` in `sweeps/h200-holdout-*.parquet`",
+             f"- GPU and date: those of `{Path(run[0]).with_suffix('.md')}` (the CUPTI and graph times) and of the sweeps "
+             "(`sweeps/README.md`), all NVIDIA H200",
              "- medians over the layers, µs", "",
              "| picked family | layers | sweep time | CUPTI kernel time | graph time | sweep - kernel | graph - kernel |",
              "|---|---|---|---|---|---|---|"]
