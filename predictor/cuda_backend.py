@@ -295,7 +295,8 @@ class CudaBackend:
                  target_ms: float = timing.TARGET_MS, reps: int = timing.REPS, retime_top: int = timing.RETIME_TOP,
                  seed: int = 0,
                  skip_reorder: bool = False, sm_count: int | None = None,
-                 warmup_batches: int | None = None) -> None:
+                 warmup_batches: int | None = None, timing_mode: str = timing.DEFAULT_TIMING) -> None:
+        timing.method(warmup_batches, timing_mode)  # a bad mode fails before the GPU is touched
         torch = _torch()
         if not torch.cuda.is_available():
             raise RuntimeError("no CUDA GPU visible: the cuda backend needs one")
@@ -307,6 +308,7 @@ class CudaBackend:
         self.reps = reps
         self.retime_top = retime_top
         self.warmup_batches = warmup_batches  # None: predictor.timing's default
+        self.timing_mode = timing_mode  # predictor.timing.TIMING_MODES
         self.seed = seed
         self.skip_reorder = skip_reorder  # for tests: proves the check catches a missing reorder
         self.timed_ms = 0.0  # total time inside timed batches (efficiency accounting)
@@ -425,7 +427,7 @@ class CudaBackend:
     def _call(self, cfg: KernelConfig, pr: PkProblem, t: dict[str, Any], mode: int, iters: int = 1,
               reps: int = 1, ws_need: int = 0, timed_one: bool = False) -> tuple[int, list[float], int]:
         """One call into the kernel's C ABI (mode 0: query, 1: one launch -- timed if
-        ``timed_one`` --, 2: timed batches)."""
+        ``timed_one`` --, 2: timed batches of stream launches, 3: timed graph replays)."""
         torch = _torch()
         run, _ = self._fns[cfg.kernel_name]
         times = (ctypes.c_float * max(reps, 1))()
@@ -433,7 +435,7 @@ class CudaBackend:
         ws_ptr, ws_bytes = self.workspace(ws_need) if mode > 0 else (0, 0)
         part = self.partition
         stream = part.stream_ptr if part is not None else torch.cuda.current_stream().cuda_stream
-        times_arg = times if (mode == 2 or timed_one) else None
+        times_arg = times if (mode >= 2 or timed_one) else None
         args = (ctypes.byref(pr), t["a"].data_ptr(), t["b"].data_ptr(), t["d"].data_ptr(), t["d"].data_ptr(),
                 t["alpha"], 0.0, ws_ptr or None, ws_bytes, stream, mode, iters, reps, times_arg, ctypes.byref(need))
         if part is not None and mode > 0:
@@ -463,7 +465,8 @@ class CudaBackend:
         """``call(batches, iters)``: one call into the kernel's timing loop; per-launch µs per batch."""
 
         def call(batches: int, iters: int) -> tuple[int, list[float]]:
-            st, ms, _ = self._call(cfg, pr, t, 2, iters=iters, reps=batches, ws_need=ws_need)
+            st, ms, _ = self._call(cfg, pr, t, timing.ABI_MODE[self.timing_mode], iters=iters, reps=batches,
+                                   ws_need=ws_need)
             self.timed_ms += sum(ms)
             return st, [b * 1000.0 / iters for b in ms]
 
@@ -474,8 +477,8 @@ class CudaBackend:
         family = configs[0].family
         t = self.tensors(prob, family)
         rows: list[Row] = []
-        tp = timing.Problem(self.target_ms, self.reps, self.warmup_batches)
-        method = timing.method(self.warmup_batches)
+        tp = timing.Problem(self.target_ms, self.reps, self.warmup_batches, self.timing_mode)
+        method = timing.method(self.warmup_batches, self.timing_mode)
         for cfg in configs:
             row = Row(cfg.name, cfg.kernel_name, smem_bytes=self.smem_bytes(cfg) or -1, timing_method=method)
             rows.append(row)

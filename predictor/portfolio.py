@@ -5,8 +5,8 @@ Conventions used throughout (the trainer's summary documents them too):
 * Only rows with ``status == "ok"`` and ``verified`` count.  A row's time is
   :func:`effective_times`: ``time_us`` for rows of timing method 1 (``timing_method`` missing or 1:
   the re-timing of those sweeps reads 2-7% high, so only the first pass is one consistent timing),
-  ``retime_us`` when present else ``time_us`` for rows of timing method 2 (the re-timing is the
-  same measurement, repeated).
+  ``retime_us`` when present else ``time_us`` for rows of timing methods 2 and 3 (the re-timing is
+  the same measurement, repeated); each problem's rows from one method (:func:`one_method_per_problem`).
 * A (shape, config) pair without such a row is *missing*: the config is not available for that
   shape.  Shapes with no available config at all are dropped (and counted).
 * When a pick is missing for a shape, the shape is scored as if the pick took the shape's
@@ -78,7 +78,7 @@ class ShapeTable:
 
 #: Timing methods (``timing_method`` column, :mod:`predictor.timing`) whose ``retime_us`` measures
 #: the same quantity as ``time_us``; rows of other methods (1, or no column) use ``time_us`` only.
-RETIME_COMPARABLE_METHODS = frozenset({2})
+RETIME_COMPARABLE_METHODS = frozenset({2, 3})
 
 
 def effective_times(df: pd.DataFrame) -> pd.Series:
@@ -91,15 +91,40 @@ def effective_times(df: pd.DataFrame) -> pd.Series:
     return df["retime_us"].where(use_retime, df["time_us"]).astype(float)
 
 
+def one_method_per_problem(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each problem (``shape_key``, ``sms``) timed by one method (``timing_method``): the
+    method that measured the most of its configs, the newest on a tie.  A problem re-swept with a
+    newer method (e.g. graph batches over every config of a choice's families) is labelled by it
+    alone; one the newer sweep covers only in part keeps its older rows, so no label compares two
+    methods (graph batches read 1-1.5 µs below eager ones on µs-size problems)."""
+    if "timing_method" not in df.columns:
+        return df
+    method = df["timing_method"].fillna(1).astype(int)
+    if method.nunique() < 2:
+        return df
+    keys = ["shape_key", "sms"] if "sms" in df.columns else ["shape_key"]
+    cover = (df.assign(_m=method).groupby([*keys, "_m"], observed=True)["config"].nunique()
+             .rename("_n").reset_index().sort_values([*keys, "_n", "_m"], kind="stable")
+             .drop_duplicates(keys, keep="last"))
+    chosen = df.assign(_m=method).merge(cover[[*keys, "_m"]], on=[*keys, "_m"], how="left", indicator=True)
+    keep = (chosen["_merge"] == "both").to_numpy()
+    dropped = int((~keep).sum())
+    if dropped:
+        _LOG.info("%d rows of an older or partial timing method left out (one method per problem)", dropped)
+    return df[keep]
+
+
 def eligible_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Rows with ``status == "ok"``, ``verified`` and a positive finite time, of configs that never
     computed a wrong result: a config with a ``wrong_result`` row on any shape of its family (e.g.
     serial split-k, whose int8 partial sums are clamped between slices) is unsafe on shapes nobody
-    checked, so it is never eligible."""
+    checked, so it is never eligible.  Each problem's rows come from one timing method
+    (:func:`one_method_per_problem`)."""
     wrong = df.loc[df["status"].astype(str) == "wrong_result", ["family", "config"]].drop_duplicates()
     unsafe = set(zip(wrong["family"].astype(str), wrong["config"].astype(str)))
     if unsafe:
         _LOG.info("%d config(s) excluded for computing a wrong result on some shape", len(unsafe))
+    df = one_method_per_problem(df)
     pairs = pd.Series(list(zip(df["family"].astype(str), df["config"].astype(str))), index=df.index)
     ok = ((df["status"].astype(str) == "ok") & df["verified"].fillna(False).astype(bool)
           & ~pairs.isin(unsafe))
@@ -386,5 +411,5 @@ def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.n
     return label, log_ratio(eff, best[:, None])
 
 
-__all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "effective_times", "picked_times", "metrics",
+__all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "one_method_per_problem", "effective_times", "picked_times", "metrics",
            "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "LOG_BITS"]

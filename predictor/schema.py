@@ -53,7 +53,8 @@ class Row:
     smem_bytes: int = _column("sizeof(SharedStorage) of the compiled kernel (-1: unknown)", -1)
     error: str = _column("compiler/runtime message of a failed row", "", older="")
     timing_method: int = _column("how the row was timed (predictor.timing): 1 = re-timing biased, use time_us; "
-                                 "2 = warm-up batch dropped in every call, retime_us comparable",
+                                 "2 = warm-up batch dropped in every call, retime_us comparable; 3 = as 2, each batch "
+                                 "one CUDA-graph replay",
                                  TIMING_METHOD, older=1)
     family: str = _column("config family (i8nc32 = int8 NCxHWx<32>, f16nhwc = fp16 NHWC)", "")
     shape_key: str = _column("canonical problem key (n.._c.._h.._w.._k.._r.._s.._u<stride>_p<pad>_d<dilation>)", "")

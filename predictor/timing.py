@@ -13,6 +13,15 @@ module) drops a warm-up batch at the start of *every* call, first pass and re-ti
 both estimate the same quantity and a re-timing cannot shift the winner by construction
 (``tests/test_timing.py``).  Long launches pay a negligible start cost and skip the warm-up batch.
 
+Method 3 (the default since 2026-12-02) keeps method 2's plan and warm-up rule but runs each batch as
+one replay of a CUDA graph of the batch's launches (``graph`` timing).  Back-to-back launches from the
+host carry the launch path: on µs-size problems method 2 read 1.25 µs above the CUPTI kernel time for
+CUTLASS 2.x (SM80) kernels and 1.50-1.59 µs for CUTLASS 3.x (SM90) ones, against 0.15-0.26 µs in a
+graph (``bench/small_layers/h200-holdout-label-overhead.md``), so its labels favoured the SM80 kernels
+by ~0.3 µs over what a graph-captured network pays.  A graph's launches are sized from a graph: the
+eager sizing launch pays the launch path too, so a graph batch of that size would be short, and the
+replay's own start cost would weigh more on the configs that read slow eagerly (:meth:`Problem.first_pass`).
+
 Big problems are bounded in time by fewer batches, not by dropping them: a config whose single
 sizing launch is far slower than the best seen on that problem (``SLOW_FACTOR``) cannot win and
 gets one timed batch; launches longer than ``LONG_LAUNCH_MS`` get ``LONG_REPS`` batches.
@@ -24,9 +33,17 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
-#: Method id recorded in every row (``timing_method``); 1 = the earlier method (re-timing biased:
-#: use ``time_us``), 2 = this module's.
-TIMING_METHOD = 2
+#: How a batch runs: ``eager`` (back-to-back stream launches, methods 1 and 2) or ``graph`` (one CUDA-graph
+#: replay of the batch's launches, method 3); the C ABI's timing modes (``pk_runtime.h``).
+EAGER, GRAPH = "eager", "graph"
+TIMING_MODES = (GRAPH, EAGER)
+DEFAULT_TIMING = GRAPH
+ABI_MODE = {EAGER: 2, GRAPH: 3}
+#: Method id recorded in every row (``timing_method``) of the defaults; 1 = the earliest method (re-timing
+#: biased: use ``time_us``), 2 = eager batches with a warm-up batch per call, 3 = the same as graph replays.
+TIMING_METHOD = 3
+#: Graph batches of a size first measured eagerly: launches of the sizing graph (before the plan's).
+SIZING_GRAPH_BATCHES = 2
 #: Batches dropped at the start of every call (they absorb the idle queue's start latency).
 WARMUP_BATCHES = 1
 #: A launch at least this long pays a negligible start cost: no warm-up batch.
@@ -117,10 +134,15 @@ def retime(calls: dict[str, tuple[BatchCall, Plan]], rounds: int) -> dict[str, f
     return {n: statistics.median(v) for n, v in samples.items() if v}
 
 
-def method(warmup: int | None) -> int:
-    """The ``timing_method`` of rows timed with ``warmup`` batches dropped (None: the default):
-    :data:`TIMING_METHOD`, or 1 for ``warmup == 0`` (the earlier method, for comparisons)."""
-    return TIMING_METHOD if warmup != 0 else 1
+def method(warmup: int | None, mode: str = DEFAULT_TIMING) -> int:
+    """The ``timing_method`` of rows timed in ``mode`` (:data:`TIMING_MODES`) with ``warmup`` batches
+    dropped (None: the default): 3 for graph batches, 2 for eager ones, 1 for eager ones with
+    ``warmup == 0`` (the earliest method, for comparisons)."""
+    if mode not in ABI_MODE:
+        raise ValueError(f"timing mode {mode!r} is not one of {', '.join(TIMING_MODES)}")
+    if mode == GRAPH:
+        return 3
+    return 2 if warmup != 0 else 1
 
 
 class TimedRow(Protocol):
@@ -141,13 +163,22 @@ class Problem:
     config as it is checked (the plan depends on the fastest sizing launch so far), then
     :meth:`retime_fastest` once.  Rows are ``predictor.schema.Row``; only timing fields are written."""
 
-    def __init__(self, target_ms: float, reps: int, warmup: int | None = None) -> None:
-        self.target_ms, self.reps, self.warmup = target_ms, reps, warmup
+    def __init__(self, target_ms: float, reps: int, warmup: int | None = None, mode: str = DEFAULT_TIMING) -> None:
+        method(warmup, mode)  # validates mode
+        self.target_ms, self.reps, self.warmup, self.mode = target_ms, reps, warmup, mode
         self.best_ms = math.inf
         self.plans: dict[str, tuple[BatchCall, Plan]] = {}
 
     def first_pass(self, row: TimedRow, call: BatchCall, one_launch_ms: float) -> int:
-        """Time ``row.config`` (sizing launch ``one_launch_ms``) into ``row``; the call's status."""
+        """Time ``row.config`` (sizing launch ``one_launch_ms``) into ``row``; the call's status.  In
+        graph mode the sizing launch is replaced by the faster of :data:`SIZING_GRAPH_BATCHES` graph
+        batches of the size the eager launch gives (itself sized from the graph)."""
+        if self.mode == GRAPH and one_launch_ms < NO_WARMUP_MS:
+            first = plan(one_launch_ms, math.inf, self.target_ms, 1, 0)
+            st, us = call(SIZING_GRAPH_BATCHES, first.iters)
+            if st != 0:
+                return st
+            one_launch_ms = min(us) / 1000.0
         p = plan(one_launch_ms, self.best_ms, self.target_ms, self.reps, self.warmup)
         self.best_ms = min(self.best_ms, one_launch_ms)
         st, us = timed(call, p)

@@ -13,7 +13,7 @@ from predictor.export_py import compile_selector
 from predictor.features import ARGS, FEATURE_NAMES, LIMITS, compute
 from predictor.fitting import KINDS, base_keys, fit_model, regret_matrix
 from predictor.lono import Settings, evaluate_family, evaluate_network, lono_split, main, networks
-from predictor.portfolio import effective_times, family_table
+from predictor.portfolio import effective_times, eligible_rows, family_table, one_method_per_problem
 from predictor.schema import file_sha256, write_sweep
 from predictor.tree_ir import TreeIR
 
@@ -188,6 +188,23 @@ def test_label_time_follows_timing_method() -> None:
                        "timing_method": [1, 1, 2, 2]})
     assert effective_times(df).tolist() == [10.0, 10.0, 11.0, 10.0]
     assert effective_times(df.drop(columns="timing_method")).tolist() == [10.0] * 4  # older files: method 1
+
+
+def test_each_problem_is_labelled_by_one_timing_method() -> None:
+    """A re-sweep with graph batches (method 3) labels the problems it covers in full; a problem it
+    covers in part keeps its older rows; the older rows never mix with the newer in one problem."""
+    rows = []
+    for key, m3_configs in (("full", "abc"), ("part", "a"), ("old", "")):
+        rows += [dict(shape_key=key, sms=132, config=c, timing_method=2, time_us=10.0) for c in "abc"]
+        rows += [dict(shape_key=key, sms=132, config=c, timing_method=3, time_us=9.0) for c in m3_configs]
+    rows.append(dict(shape_key="full", sms=16, config="a", timing_method=2, time_us=30.0))  # another SM count
+    df = pd.DataFrame(rows)
+    kept = one_method_per_problem(df)
+    got = kept.groupby(["shape_key", "sms"])["timing_method"].agg(lambda m: sorted(set(m))).to_dict()
+    assert got == {("full", 132): [3], ("part", 132): [2], ("old", 132): [2], ("full", 16): [2]}
+    assert len(kept) == 3 + 3 + 3 + 1
+    ok = df.assign(status="ok", verified=True, retime_us=np.nan, family="f")
+    assert sorted(eligible_rows(ok).groupby("shape_key")["t_eff"].min().tolist()) == [9.0, 10.0, 10.0]
 
 
 def test_cli_report(data, tmp_path: Path) -> None:

@@ -101,3 +101,40 @@ def test_retime_rotates_the_order():
     p = timing.Plan(1, 1, 1)
     timing.retime({n: (make(n), p) for n in "abc"}, 3)
     assert order == list("abcbcacab")
+
+
+def test_graph_batches_read_the_kernel_and_eager_ones_the_launch_path_too():
+    """Method 3 (graph replays) labels each config with its kernel time; method 2 adds the launch path
+    of back-to-back stream launches (``launch_us`` per launch in the simulation), and says so in the rows."""
+    prob = PROBLEMS[0]
+    graph = _ok(SyntheticBackend(delay=0, start_us=8.0, noise=0.0, launch_us=1.5).measure(prob, CONFIGS))
+    eager = _ok(SyntheticBackend(delay=0, start_us=8.0, noise=0.0, launch_us=1.5,
+                                 timing_mode=timing.EAGER).measure(prob, CONFIGS))
+    assert {r.timing_method for r in graph} == {3} and {r.timing_method for r in eager} == {2}
+    for g, e in zip(graph, eager):
+        cfg = next(c for c in CONFIGS if c.name == g.config)
+        assert g.time_us == pytest.approx(true_time_us(prob, cfg), rel=1e-12)
+        assert e.time_us == pytest.approx(true_time_us(prob, cfg) + 1.5, rel=1e-12)
+
+
+def test_a_graph_batch_is_sized_from_a_graph_not_from_the_eager_launch():
+    """The eager sizing launch pays the start latency and the launch path; a graph batch of that size
+    would be short.  Graph mode sizes its batches from a sizing graph: the plan's launches fill the
+    target, one more timing-loop call per config."""
+    prob = ConvProblem(1, 16, 8, 8, 16, 1, 1, 1, 0, 1)  # a µs-size problem
+    cfg = CONFIGS[0]
+    be = SyntheticBackend(delay=0, start_us=8.0, noise=0.0, launch_us=1.5)
+    tp = timing.Problem(0.25, 5)
+    row = be.measure(prob, [cfg])[0]
+    t = true_time_us(prob, cfg)
+    one_eager_ms = (t + 1.5 + 8.0) / 1000
+    assert row.iters == math.ceil(0.25 / (t / 1000)) > timing.plan(one_eager_ms, math.inf, 0.25, 5).iters
+    assert be.calls == 2  # sizing graph + first pass (a single config is not re-timed)
+    assert tp.mode == timing.GRAPH == timing.DEFAULT_TIMING
+
+
+def test_timing_method_ids_and_a_bad_mode():
+    assert timing.method(None) == timing.TIMING_METHOD == 3
+    assert (timing.method(None, timing.EAGER), timing.method(0, timing.EAGER)) == (2, 1)
+    with pytest.raises(ValueError, match="timing mode 'cupti'"):
+        timing.Problem(0.25, 5, mode="cupti")
