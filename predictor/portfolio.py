@@ -91,23 +91,35 @@ def effective_times(df: pd.DataFrame) -> pd.Series:
     return df["retime_us"].where(use_retime, df["time_us"]).astype(float)
 
 
+#: Timing methods by how their batches run (:mod:`predictor.timing`): eager stream launches (1, 2: the same
+#: first pass, only their re-timing differs, see :func:`effective_times`) or graph replays (3).
+BATCH_KIND = {1: 0, 2: 0, 3: 1}
+
+
 def one_method_per_problem(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows of each problem (``shape_key``, ``sms``) timed by one method (``timing_method``): the
-    method that measured the most of its configs, the newest on a tie.  A problem re-swept with a
-    newer method (e.g. graph batches over every config of a choice's families) is labelled by it
-    alone; one the newer sweep covers only in part keeps its older rows, so no label compares two
-    methods (graph batches read 1-1.5 µs below eager ones on µs-size problems)."""
+    """The rows of each problem (``shape_key``, ``sms``) timed one way (:data:`BATCH_KIND` of
+    ``timing_method``): the way that measured the most of its configs, graph replays on a tie.  A problem
+    re-swept as graph replays over every config of a choice's families is labelled by them alone; one
+    they cover only in part keeps its eager rows, so no label compares the two (graph batches read
+    1-2 µs below eager ones on µs-size problems).  Eager rows of methods 1 and 2 (configs added to a
+    problem by a later sweep) stay together, as before."""
     if "timing_method" not in df.columns:
         return df
-    method = df["timing_method"].fillna(1).astype(int)
+    method = df["timing_method"].fillna(1).astype(int).map(BATCH_KIND).fillna(0).astype(int)
     if method.nunique() < 2:
         return df
+    # only the families that have graph rows compete (an int8 family's rows of the same shape do not)
+    mine = df["family"].isin(set(df.loc[method == 1, "family"])).to_numpy() if "family" in df.columns \
+        else np.ones(len(df), bool)
     keys = ["shape_key", "sms"] if "sms" in df.columns else ["shape_key"]
-    cover = (df.assign(_m=method).groupby([*keys, "_m"], observed=True)["config"].nunique()
+    part = df[mine].assign(_m=method[mine], _fc=df.loc[mine, "family"].astype(str) + "/" + df.loc[mine, "config"].astype(str)
+                           if "family" in df.columns else df.loc[mine, "config"])
+    cover = (part.groupby([*keys, "_m"], observed=True)["_fc"].nunique()
              .rename("_n").reset_index().sort_values([*keys, "_n", "_m"], kind="stable")
              .drop_duplicates(keys, keep="last"))
-    chosen = df.assign(_m=method).merge(cover[[*keys, "_m"]], on=[*keys, "_m"], how="left", indicator=True)
-    keep = (chosen["_merge"] == "both").to_numpy()
+    chosen = part.merge(cover[[*keys, "_m"]], on=[*keys, "_m"], how="left", indicator=True)
+    keep = np.ones(len(df), bool)
+    keep[np.flatnonzero(mine)] = (chosen["_merge"] == "both").to_numpy()
     dropped = int((~keep).sum())
     if dropped:
         _LOG.info("%d rows of an older or partial timing method left out (one method per problem)", dropped)
@@ -411,5 +423,5 @@ def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.n
     return label, log_ratio(eff, best[:, None])
 
 
-__all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "one_method_per_problem", "effective_times", "picked_times", "metrics",
+__all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "one_method_per_problem", "BATCH_KIND", "effective_times", "picked_times", "metrics",
            "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "LOG_BITS"]

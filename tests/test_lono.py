@@ -198,13 +198,20 @@ def test_each_problem_is_labelled_by_one_timing_method() -> None:
         rows += [dict(shape_key=key, sms=132, config=c, timing_method=2, time_us=10.0) for c in "abc"]
         rows += [dict(shape_key=key, sms=132, config=c, timing_method=3, time_us=9.0) for c in m3_configs]
     rows.append(dict(shape_key="full", sms=16, config="a", timing_method=2, time_us=30.0))  # another SM count
-    df = pd.DataFrame(rows)
+    rows += [dict(shape_key="added", sms=132, config=c, timing_method=m, time_us=10.0)  # configs added later,
+             for c, m in (("a", 1), ("b", 1), ("c", 2))]  # both eager: kept together
+    df = pd.DataFrame(rows).assign(family="f")
+    other = pd.DataFrame([dict(shape_key="full", sms=132, config=c, timing_method=2, time_us=5.0, family="i8")
+                          for c in "uvwxyz"])  # another family of the same shape, never graph-timed
+    assert one_method_per_problem(pd.concat([df, other])).groupby("family")["timing_method"].agg(
+        lambda m: sorted(set(m))).to_dict() == {"f": [1, 2, 3], "i8": [2]}
     kept = one_method_per_problem(df)
     got = kept.groupby(["shape_key", "sms"])["timing_method"].agg(lambda m: sorted(set(m))).to_dict()
-    assert got == {("full", 132): [3], ("part", 132): [2], ("old", 132): [2], ("full", 16): [2]}
-    assert len(kept) == 3 + 3 + 3 + 1
-    ok = df.assign(status="ok", verified=True, retime_us=np.nan, family="f")
-    assert sorted(eligible_rows(ok).groupby("shape_key")["t_eff"].min().tolist()) == [9.0, 10.0, 10.0]
+    assert got == {("full", 132): [3], ("part", 132): [2], ("old", 132): [2], ("full", 16): [2],
+                   ("added", 132): [1, 2]}
+    assert len(kept) == 3 + 3 + 3 + 1 + 3
+    ok = df.assign(status="ok", verified=True, retime_us=np.nan)
+    assert sorted(eligible_rows(ok).groupby("shape_key")["t_eff"].min().tolist()) == [9.0, 10.0, 10.0, 10.0]
 
 
 def test_cli_report(data, tmp_path: Path) -> None:

@@ -283,3 +283,23 @@ def test_header_after_training_some_families_keeps_the_others(tmp_path: Path, sy
     assert i8 in after and "constexpr int select_f16nhwc(" in after
     assert after != before  # the f16nhwc model changed (smaller portfolio)
     assert "--family" not in after and "python -m predictor.export_cpp" in after.splitlines()[1]
+
+
+def test_sweeps_repeat_a_problem_only_under_another_timing_method(tmp_path: Path) -> None:
+    """Two files with the same (family, shape, config, sms) are refused, unless the second timed them by
+    another method (a re-sweep as graph replays); then each problem is labelled by one method."""
+    from predictor.portfolio import eligible_rows
+    from predictor.train import TrainError, _read_sweeps
+
+    df = make_sweep(n_shapes=30, n_configs=4, families=("f16nhwc",))
+    paths = {}
+    for name, frame in (("a", df), ("b", df), ("graph", df.assign(timing_method=3, time_us=df["time_us"] - 1.0))):
+        paths[name] = tmp_path / f"{name}.parquet"
+        write_sweep(frame, paths[name], {"synthetic": True})
+    with pytest.raises(TrainError, match="appears twice with the same timing method"):
+        _read_sweeps([paths["a"], paths["b"]])
+    both, _, _ = _read_sweeps([paths["a"], paths["graph"]])
+    assert len(both) == 2 * len(df)
+    ok = eligible_rows(both)
+    assert set(ok["timing_method"]) == {3}
+    assert len(ok) == len(eligible_rows(df))
