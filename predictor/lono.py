@@ -43,7 +43,7 @@ from .fitting import (
     DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MAX_CANDIDATES, MIN_LEAF_GRID, WEIGHTINGS, base_keys, fit_key, model_ir,
 )
 from .cli import setup_logging
-from .portfolio import ShapeTable, TrainError, best_single, family_table, metrics, picked_times
+from .portfolio import ShapeTable, TrainError, best_single, check_no_overlap, family_table, metrics, picked_times
 from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256, read_metadata, read_sweep
 from .targets import TARGETS
 
@@ -316,8 +316,8 @@ def load_sweeps(paths: Sequence[Path]) -> tuple[pd.DataFrame, list[tuple[Path, s
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if df.empty:
         raise TrainError("the sweep has no rows")
-    if len(frames) > 1 and df.duplicated(["family", "shape_key", "config", "sms"]).any():
-        raise TrainError("the sweeps overlap: the same (family, shape, config, sms) appears twice")
+    if len(frames) > 1:
+        check_no_overlap(df)
     return df, described
 
 

@@ -126,6 +126,15 @@ def one_method_per_problem(df: pd.DataFrame) -> pd.DataFrame:
     return df[keep]
 
 
+def check_no_overlap(df: pd.DataFrame) -> None:
+    """Refuse concatenated sweeps that hold one (family, shape, config, sms) twice, unless the rows were
+    timed by different methods (a re-sweep as graph replays: :func:`one_method_per_problem` picks one)."""
+    key = ["family", "shape_key", "config", "sms"] + (["timing_method"] if "timing_method" in df.columns else [])
+    if df.duplicated(key).any():
+        raise TrainError("the sweeps overlap: the same (family, shape, config, sms) appears twice"
+                         + (" with the same timing method" if "timing_method" in df.columns else ""))
+
+
 def eligible_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Rows with ``status == "ok"``, ``verified`` and a positive finite time, of configs that never
     computed a wrong result: a config with a ``wrong_result`` row on any shape of its family (e.g.
@@ -423,5 +432,5 @@ def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.n
     return label, log_ratio(eff, best[:, None])
 
 
-__all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "one_method_per_problem", "BATCH_KIND", "effective_times", "picked_times", "metrics",
+__all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "check_no_overlap", "one_method_per_problem", "BATCH_KIND", "effective_times", "picked_times", "metrics",
            "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "LOG_BITS"]

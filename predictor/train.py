@@ -65,7 +65,7 @@ from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.tr
 from .portfolio import (
     FamilyTable, ShapeTable, TrainError, best_single, eligible_rows, family_table, metrics, picked_times,
 )
-from .portfolio import configs_fit, measured_smem
+from .portfolio import check_no_overlap, configs_fit, measured_smem
 from .schema import file_sha256, read_metadata, read_sweep
 from .targets import TARGETS
 from .tree_ir import Leaf, TreeIR
@@ -465,11 +465,8 @@ def _read_sweeps(paths: Sequence[Path]) -> tuple[pd.DataFrame, list[pd.DataFrame
             _LOG.warning("%s is a SYNTHETIC sweep: do not ship models trained on it", path)
         frames.append(part)
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    # a problem measured again by another timing method is allowed (portfolio.one_method_per_problem picks one)
-    key = ["family", "shape_key", "config", "sms"] + (["timing_method"] if "timing_method" in df.columns else [])
-    if len(frames) > 1 and df.duplicated(key).any():
-        raise TrainError("the sweeps overlap: the same (family, shape, config, sms) appears twice"
-                         + (" with the same timing method" if "timing_method" in df.columns else ""))
+    if len(frames) > 1:
+        check_no_overlap(df)
     return df, frames, [file_sha256(p) for p in paths]
 
 

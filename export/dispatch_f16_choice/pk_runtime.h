@@ -34,11 +34,61 @@ enum PkStatus {
 
 namespace pk {
 
+// mode 3: as mode 2, but each batch is one replay of a CUDA graph of `iters` launches (captured
+// once per call, on `stream` unless it is the legacy default stream, which cannot capture): what a
+// graph-captured network pays per kernel, without the launch path of back-to-back stream launches.
+template <typename Op>
+int graph_batches(Op& op, cudaStream_t stream, int iters, int reps, float* times_ms) {
+  constexpr int kMaxReps = 64;
+  if (reps < 1 || reps > kMaxReps || iters < 1) return PK_LAUNCH_ERROR;
+  cudaStream_t cs = stream;
+  if (stream == nullptr && cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking) != cudaSuccess) return PK_LAUNCH_ERROR;
+  int status = PK_OK;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (cudaStreamBeginCapture(cs, cudaStreamCaptureModeRelaxed) != cudaSuccess) status = PK_LAUNCH_ERROR;
+  if (status == PK_OK) {
+    for (int i = 0; i < iters; ++i) {
+      if (op.run(cs) != cutlass::Status::kSuccess) { status = PK_LAUNCH_ERROR; break; }
+    }
+    // end the capture whatever happened (a failed capture leaves the stream unusable otherwise)
+    if (cudaStreamEndCapture(cs, &graph) != cudaSuccess || graph == nullptr) status = PK_LAUNCH_ERROR;
+  }
+  if (status == PK_OK && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) status = PK_LAUNCH_ERROR;
+  if (status == PK_OK && cudaGraphUpload(exec, stream) != cudaSuccess) status = PK_LAUNCH_ERROR;
+  cudaEvent_t ev[kMaxReps + 1];
+  int made = 0;
+  for (; status == PK_OK && made <= reps; ++made) {
+    if (cudaEventCreate(&ev[made]) != cudaSuccess) { status = PK_LAUNCH_ERROR; break; }
+  }
+  if (status == PK_OK) {
+    cudaEventRecord(ev[0], stream);
+    for (int r = 0; r < reps && status == PK_OK; ++r) {
+      if (cudaGraphLaunch(exec, stream) != cudaSuccess) status = PK_LAUNCH_ERROR;
+      cudaEventRecord(ev[r + 1], stream);
+    }
+    if (cudaEventSynchronize(ev[reps]) != cudaSuccess || cudaGetLastError() != cudaSuccess) status = PK_LAUNCH_ERROR;
+    for (int r = 0; r < reps && status == PK_OK; ++r) {
+      float ms = 0.f;
+      cudaEventElapsedTime(&ms, ev[r], ev[r + 1]);
+      times_ms[r] = ms;
+    }
+  }
+  for (int i = 0; i < made; ++i) cudaEventDestroy(ev[i]);
+  if (exec) cudaGraphExecDestroy(exec);
+  if (graph) cudaGraphDestroy(graph);
+  if (cs != stream) cudaStreamDestroy(cs);
+  cudaGetLastError();  // a failed capture's error was reported as PK_LAUNCH_ERROR; do not leave it behind
+  return status;
+}
+
 // mode 1: one launch (timed into times_ms[0] if times_ms is given: sizes the batches);
 // mode 2: `reps` batches of `iters` back-to-back launches, an event between batches and one
-// synchronisation at the end; times_ms[r] = batch r.  Shared by the CUTLASS 2.x and 3.x runners.
+// synchronisation at the end; times_ms[r] = batch r; mode 3: graph_batches().  Shared by the
+// CUTLASS 2.x and 3.x runners.
 template <typename Op>
 int launch(Op& op, cudaStream_t stream, int mode, int iters, int reps, float* times_ms) {
+  if (mode == 3) return graph_batches(op, stream, iters, reps, times_ms);
   if (mode == 1) {
     // one launch; if times_ms is given it also receives that launch's time (sizes the batches)
     cudaEvent_t e0 = nullptr, e1 = nullptr;
@@ -105,7 +155,7 @@ struct Runner {
   }
 
   // mode 0: query workspace size (returned in *ws_needed) and can_implement only.
-  // mode 1 / 2: see launch().
+  // mode 1 / 2 / 3: see launch().
   static int run(const PkProblem* pr, void* A, void* B, void* C, void* D, float alpha, float beta,
                  void* workspace, size_t workspace_bytes, void* stream_ptr, int mode, int iters,
                  int reps, float* times_ms, size_t* ws_needed) {

@@ -7,7 +7,8 @@
 //   int64_t pk_info_<name>(int what)   0: sizeof(SharedStorage)  1: threads per block
 //                                      2: mainloop stages        3: CTAs per cluster
 //   int pk_run_<name>(...)             mode 0: can_implement + workspace query only (no device work,
-//                                      pointers may be null); 1: one launch; 2: timed batches.
+//                                      pointers may be null); 1: one launch; 2: timed batches;
+//                                      3: timed graph replays (pk_runtime.h).
 //
 // The conv as a "TN" GEMM: A = activations NHWC as an (N*H*W) x C row-major matrix, B = filter KRSC
 // (R = S = 1) as a K x C matrix, i.e. the GEMM's C x K column-major B, D = output NPQK as an

@@ -6,7 +6,8 @@
 //   int64_t pk_info_<name>(int what)   0: sizeof(SharedStorage) (bytes of dynamic shared memory)
 //                                      1: threads per block   2: mainloop stages   3: CTAs per cluster
 //   int pk_run_<name>(...)             mode 0: can_implement + workspace query only (no device work,
-//                                      pointers may be null); 1: one launch; 2: timed batches.
+//                                      pointers may be null); 1: one launch; 2: timed batches;
+//                                      3: timed graph replays (pk_runtime.h).
 //
 // Tensors: activations NHWC, filter KRSC, output NPQK, all packed; D = alpha * conv(A, B) + beta * C
 // (fp32 alpha/beta).  Serial split-k is not supported by these kernels: split_k_slices != 1 is
