@@ -366,8 +366,7 @@ def sweep_metadata(args: argparse.Namespace, backend: Backend, plan: Plan, info:
         "max_mbytes": args.max_mbytes, "min_gflop": args.min_gflop,
         "batch_sizes": sorted(args.batch_sizes) if args.batch_sizes else None, "target_ms": args.target_ms, "reps": args.reps,
         "retime_top": args.retime_top, "l2": "warm (back-to-back launches on the same buffers)",
-        "timing_method": timing.method(args.warmup_batches, args.timing), "timing": args.timing,
-        "warmup_batches": args.warmup_batches,
+        "timing_method": timing.method(args.warmup_batches, args.timing), "timing": args.timing, "warmup_batches": args.warmup_batches,
         "nvcc": _metadata(lambda: emit.nvcc_version(), "unknown"),
         "cutlass": _metadata(lambda: emit.cutlass_version(), "unknown"),
         "nvcc_flags": {fam.value: _metadata(lambda fam=fam: _flags(fam, backend.arch), []) for fam, _, _ in plan},
@@ -553,10 +552,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup-batches", type=int, default=None,
                    help=f"batches dropped at the start of every timing call (default: predictor.timing's, "
                         f"{timing.WARMUP_BATCHES}; 0 reproduces the earlier, biased re-timing, for comparisons)")
-    p.add_argument("--timing", choices=timing.TIMING_MODES, default=timing.DEFAULT_TIMING,
-                   help="how a timed batch runs: one CUDA-graph replay of its launches (timing method 3, what a "
-                        "graph-captured network pays per kernel) or back-to-back stream launches (method 2, which "
-                        "adds the launch path: 1.2-1.6 µs on µs-size problems)")
+    p.add_argument("--timing", choices=timing.TIMING_MODES, default=timing.DEFAULT_TIMING, help="a timed batch as one "
+                   "CUDA-graph replay (method 3) or as back-to-back stream launches (method 2; adds the launch path)")
     p.add_argument("--retime-top", type=int, default=timing.RETIME_TOP,
                    help="re-time this many fastest configs per problem")
     p.add_argument("--seed", type=int, default=0, help="seed of the random problems and input data")
