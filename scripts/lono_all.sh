@@ -19,9 +19,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-2}
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
-  sweeps/h200-sm90-nets.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
+  sweeps/h200-sm90-nets.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-graph-f16.parquet \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200
-python -m predictor.lono sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet --family f16nhwc90 \
+python -m predictor.lono sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet sweeps/h200-graph-f16.parquet --family f16nhwc90 \
   --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc90
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm16.parquet \
   sweeps/h200-sm16-nets.parquet sweeps/h200-sm32.parquet sweeps/h200-sm32-f16nhwc.parquet --target sm_87 \
@@ -30,7 +30,7 @@ python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm16-i8nhwc.parq
   --family i8nhwc --target sm_87 --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" \
   --out reports/lono/h200-sm87-i8nhwc
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
-  sweeps/h200-sm90-nets.parquet --family f16nhwc+f16nhwc90 \
+  sweeps/h200-sm90-nets.parquet sweeps/h200-graph-f16.parquet --family f16nhwc+f16nhwc90 \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-choice
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
   sweeps/h200-sm90-nets.parquet sweeps/h200-gemm90.parquet sweeps/h200-gemm90-small.parquet sweeps/h200-gemm90-swap.parquet \
