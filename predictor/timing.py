@@ -18,7 +18,9 @@ one replay of a CUDA graph of the batch's launches (``graph`` timing).  Back-to-
 host carry the launch path: on µs-size problems method 2 read 1.25 µs above the CUPTI kernel time for
 CUTLASS 2.x (SM80) kernels and 1.50-1.59 µs for CUTLASS 3.x (SM90) ones, against 0.15-0.26 µs in a
 graph (``bench/small_layers/h200-holdout-label-overhead.md``), so its labels favoured the SM80 kernels
-by ~0.3 µs over what a graph-captured network pays.  A graph's launches are sized from a graph: the
+by ~0.3 µs over what a graph-captured network pays; measured side by side on one H200, eager batches
+read 0.95-1.86 µs (median per family) slower and picked another winner on 86% of 69 problems under 5 µs
+(``sweeps/runs/s11/eager-vs-graph.md``).  A graph's launches are sized from a graph: the
 eager sizing launch pays the launch path too, so a graph batch of that size would be short, and the
 replay's own start cost would weigh more on the configs that read slow eagerly (:meth:`Problem.first_pass`).
 
@@ -171,8 +173,8 @@ class Problem:
 
     def first_pass(self, row: TimedRow, call: BatchCall, one_launch_ms: float) -> int:
         """Time ``row.config`` (sizing launch ``one_launch_ms``) into ``row``; the call's status.  In
-        graph mode the sizing launch is replaced by the faster of :data:`SIZING_GRAPH_BATCHES` graph
-        batches of the size the eager launch gives (itself sized from the graph)."""
+        graph mode the plan is sized from the faster of :data:`SIZING_GRAPH_BATCHES` graph batches of
+        the size the eager sizing launch gives, not from that launch."""
         if self.mode == GRAPH and one_launch_ms < NO_WARMUP_MS:
             first = plan(one_launch_ms, math.inf, self.target_ms, 1, 0)
             st, us = call(SIZING_GRAPH_BATCHES, first.iters)
