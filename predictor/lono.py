@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .model_key import CLI_HELP, Key, cli_model_key, model_key
+from .model_key import CLI_HELP, Key, cli_model_key, default_families, model_key
 from .features import ConvProblem
 from .fitting import (
     DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MAX_CANDIDATES, MIN_LEAF_GRID, WEIGHTINGS, base_keys, fit_key, model_ir,
@@ -329,7 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=KINDS, action="append",
                    help=f"model kind to evaluate (repeatable; default: class and {DEFAULT_KIND})")
     p.add_argument("--family", type=cli_model_key, action="append", metavar="FAMILY",
-                   help="only this model key (repeatable; default: every family in the sweeps): " + CLI_HELP)
+                   help="only this model key (repeatable; default: every family in the sweeps that runs every "
+                        "convolution): " + CLI_HELP)
     p.add_argument("--target", choices=list(TARGETS), default=None, help="restrict configs as predictor.train does")
     p.add_argument("--max-portfolio", type=int, default=Settings.max_portfolio, help="largest k considered")
     p.add_argument("--folds", type=int, default=Settings.folds, help="inner GroupKFold splits")
@@ -359,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         df, described = load_sweeps(args.sweep)
         present = sorted(set(df["family"].astype(str)))
-        fams = args.family or present
+        fams = args.family or default_families(present)
         keys = [model_key(f) for f in fams]
         missing = sorted({m.value for k in keys for m in k.families} - set(present))
         if missing:

@@ -149,6 +149,13 @@ def model_key(key: str | Family | Choice) -> Key:
     return Choice(tuple(Family(p) for p in parts))
 
 
+def default_families(present: "list[str] | set[str]") -> list[str]:
+    """The families a run covers when none is named (``train``, ``lono``): each family of the sweeps that
+    runs every convolution, sorted; a GEMM family runs only in a choice with a conv family, or when named."""
+    known = {f.value for f in Family}
+    return [f for f in sorted(present) if f in known and Family(f).spec.operation == "conv"]
+
+
 def choices() -> list[Choice]:
     """Every choice the families allow (each group of two or more families with identical tensors)."""
     out = []
@@ -188,5 +195,5 @@ CLI_HELP = (f"a family ({', '.join(f.value for f in Family)}) or a choice of fam
             f"some convolutions, {' or '.join(f.value for f in Family if FAMILY_SPECS[f].operation != 'conv')}, is "
             "routed by the pointwise feature)")
 
-__all__ = ["ModelKey", "Choice", "Key", "SEPARATOR", "model_key", "choices", "all_keys", "sort_key", "cli_model_key",
+__all__ = ["ModelKey", "Choice", "Key", "SEPARATOR", "model_key", "default_families", "choices", "all_keys", "sort_key", "cli_model_key",
            "CLI_HELP"]

@@ -57,7 +57,7 @@ import pandas as pd
 from .cli import display_path, refuse_overwrite, run_main
 from .config import SEED_CONFIG, Family, KernelConfig
 from .features import FEATURE_NAMES
-from .model_key import CLI_HELP, Key, cli_model_key, model_key
+from .model_key import CLI_HELP, Key, cli_model_key, default_families, model_key
 from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.train has always offered
     DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MIN_LEAF_GRID, WEIGHTINGS, CVResult, Fitted, _folds, base_keys, cross_validate,
     fit_key, fit_model, model_ir, training_set,
@@ -497,7 +497,7 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
         raise TrainError(f"{sweep_name}: unknown family value(s) {unknown}")
     # by default every family of the sweeps that runs every convolution (a GEMM family is trained in
     # a choice with a conv family, or when named)
-    fams = list(args.family or [f for f in present if Family(f).spec.operation == "conv"])
+    fams = list(args.family or default_families(present))
     fams += [c for c in choices if c not in fams]
     keys = [model_key(f) for f in fams]
     members = sorted({m.value for k in keys for m in k.families})

@@ -276,3 +276,10 @@ def test_synthetic_neighbours_keep_the_filter_and_stay_runnable(data) -> None:
     assert (Z[:, col["N"]] != src[:, col["N"]]).any() and (Z[:, col["H"]] != src[:, col["H"]]).any()
     assert Z[:, col["N"]].min() >= 1 and Z[:, col["N"]].max() <= 64
     assert synthetic_neighbours(X, 0, seed=3).shape == (0, X.shape[1])
+
+
+def test_default_families_leave_a_gemm_family_to_the_choices() -> None:
+    """train and lono cover the same families when none is named: those that run every convolution."""
+    from predictor.model_key import default_families
+
+    assert default_families({"f16gemm90", "i8nc32", "f16nhwc", "f16nhwc90", "bogus"}) == ["f16nhwc", "f16nhwc90", "i8nc32"]
