@@ -34,13 +34,41 @@ enum PkStatus {
 
 namespace pk {
 
+// `reps` batches back to back on `stream`, each enqueued by `batch()` (its PkStatus), one event between
+// batches and one synchronisation at the end; times_ms[r] = batch r.  The timed modes 2 and 3 of launch().
+template <typename Batch>
+int timed_batches(cudaStream_t stream, int reps, float* times_ms, Batch batch) {
+  constexpr int kMaxReps = 64;
+  if (reps < 1 || reps > kMaxReps) return PK_LAUNCH_ERROR;
+  cudaEvent_t ev[kMaxReps + 1];
+  int made = 0;
+  int status = PK_OK;
+  for (; made <= reps; ++made) {
+    if (cudaEventCreate(&ev[made]) != cudaSuccess) { status = PK_LAUNCH_ERROR; break; }
+  }
+  if (status == PK_OK) {
+    cudaEventRecord(ev[0], stream);
+    for (int r = 0; r < reps && status == PK_OK; ++r) {
+      status = batch();
+      cudaEventRecord(ev[r + 1], stream);
+    }
+    if (cudaEventSynchronize(ev[reps]) != cudaSuccess || cudaGetLastError() != cudaSuccess) status = PK_LAUNCH_ERROR;
+    for (int r = 0; r < reps && status == PK_OK; ++r) {
+      float ms = 0.f;
+      cudaEventElapsedTime(&ms, ev[r], ev[r + 1]);
+      times_ms[r] = ms;
+    }
+  }
+  for (int i = 0; i < made; ++i) cudaEventDestroy(ev[i]);
+  return status;
+}
+
 // mode 3: as mode 2, but each batch is one replay of a CUDA graph of `iters` launches (captured
 // once per call, on `stream` unless it is the legacy default stream, which cannot capture): what a
 // graph-captured network pays per kernel, without the launch path of back-to-back stream launches.
 template <typename Op>
 int graph_batches(Op& op, cudaStream_t stream, int iters, int reps, float* times_ms) {
-  constexpr int kMaxReps = 64;
-  if (reps < 1 || reps > kMaxReps || iters < 1) return PK_LAUNCH_ERROR;
+  if (iters < 1) return PK_LAUNCH_ERROR;
   cudaStream_t cs = stream;
   if (stream == nullptr && cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking) != cudaSuccess) return PK_LAUNCH_ERROR;
   int status = PK_OK;
@@ -56,25 +84,10 @@ int graph_batches(Op& op, cudaStream_t stream, int iters, int reps, float* times
   }
   if (status == PK_OK && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) status = PK_LAUNCH_ERROR;
   if (status == PK_OK && cudaGraphUpload(exec, stream) != cudaSuccess) status = PK_LAUNCH_ERROR;
-  cudaEvent_t ev[kMaxReps + 1];
-  int made = 0;
-  for (; status == PK_OK && made <= reps; ++made) {
-    if (cudaEventCreate(&ev[made]) != cudaSuccess) { status = PK_LAUNCH_ERROR; break; }
-  }
   if (status == PK_OK) {
-    cudaEventRecord(ev[0], stream);
-    for (int r = 0; r < reps && status == PK_OK; ++r) {
-      if (cudaGraphLaunch(exec, stream) != cudaSuccess) status = PK_LAUNCH_ERROR;
-      cudaEventRecord(ev[r + 1], stream);
-    }
-    if (cudaEventSynchronize(ev[reps]) != cudaSuccess || cudaGetLastError() != cudaSuccess) status = PK_LAUNCH_ERROR;
-    for (int r = 0; r < reps && status == PK_OK; ++r) {
-      float ms = 0.f;
-      cudaEventElapsedTime(&ms, ev[r], ev[r + 1]);
-      times_ms[r] = ms;
-    }
+    status = timed_batches(stream, reps, times_ms,
+                           [&] { return cudaGraphLaunch(exec, stream) == cudaSuccess ? PK_OK : PK_LAUNCH_ERROR; });
   }
-  for (int i = 0; i < made; ++i) cudaEventDestroy(ev[i]);
   if (exec) cudaGraphExecDestroy(exec);
   if (graph) cudaGraphDestroy(graph);
   if (cs != stream) cudaStreamDestroy(cs);
@@ -83,9 +96,8 @@ int graph_batches(Op& op, cudaStream_t stream, int iters, int reps, float* times
 }
 
 // mode 1: one launch (timed into times_ms[0] if times_ms is given: sizes the batches);
-// mode 2: `reps` batches of `iters` back-to-back launches, an event between batches and one
-// synchronisation at the end; times_ms[r] = batch r; mode 3: graph_batches().  Shared by the
-// CUTLASS 2.x and 3.x runners.
+// mode 2: `reps` batches of `iters` back-to-back launches (timed_batches()); mode 3: graph_batches().
+// Shared by the CUTLASS 2.x and 3.x runners.
 template <typename Op>
 int launch(Op& op, cudaStream_t stream, int mode, int iters, int reps, float* times_ms) {
   if (mode == 3) return graph_batches(op, stream, iters, reps, times_ms);
@@ -107,32 +119,12 @@ int launch(Op& op, cudaStream_t stream, int mode, int iters, int reps, float* ti
     }
     return st;
   }
-  // reps batches back to back, one event between batches, one synchronisation at the end
-  constexpr int kMaxReps = 64;
-  if (reps < 1 || reps > kMaxReps) return PK_LAUNCH_ERROR;
-  cudaEvent_t ev[kMaxReps + 1];
-  int made = 0;
-  int status = PK_OK;
-  for (; made <= reps; ++made) {
-    if (cudaEventCreate(&ev[made]) != cudaSuccess) { status = PK_LAUNCH_ERROR; break; }
-  }
-  if (status == PK_OK) {
-    cudaEventRecord(ev[0], stream);
-    for (int r = 0; r < reps && status == PK_OK; ++r) {
-      for (int i = 0; i < iters; ++i) {
-        if (op.run(stream) != cutlass::Status::kSuccess) { status = PK_LAUNCH_ERROR; break; }
-      }
-      cudaEventRecord(ev[r + 1], stream);
+  return timed_batches(stream, reps, times_ms, [&] {
+    for (int i = 0; i < iters; ++i) {
+      if (op.run(stream) != cutlass::Status::kSuccess) return int(PK_LAUNCH_ERROR);
     }
-    if (cudaEventSynchronize(ev[reps]) != cudaSuccess || cudaGetLastError() != cudaSuccess) status = PK_LAUNCH_ERROR;
-    for (int r = 0; r < reps && status == PK_OK; ++r) {
-      float ms = 0.f;
-      cudaEventElapsedTime(&ms, ev[r], ev[r + 1]);
-      times_ms[r] = ms;
-    }
-  }
-  for (int i = 0; i < made; ++i) cudaEventDestroy(ev[i]);
-  return status;
+    return int(PK_OK);
+  });
 }
 
 template <typename Kernel>
