@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from . import targets
+from . import targets, timing
 from .config import Family, KernelConfig
 from .features import DEFAULT_SMS, LIMITS
 from .features import frame as feature_frame
@@ -91,30 +91,24 @@ def effective_times(df: pd.DataFrame) -> pd.Series:
     return df["retime_us"].where(use_retime, df["time_us"]).astype(float)
 
 
-#: Timing methods by how their batches run (:mod:`predictor.timing`): eager stream launches (1, 2: the same
-#: first pass, only their re-timing differs, see :func:`effective_times`) or graph replays (3).
-BATCH_KIND = {1: 0, 2: 0, 3: 1}
-
-
 def one_method_per_problem(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows of each problem (``shape_key``, ``sms``) timed one way (:data:`BATCH_KIND` of
-    ``timing_method``): the way that measured the most of its configs, graph replays on a tie.  A problem
+    """The rows of each problem (``shape_key``, ``sms``) timed one way (``predictor.timing.METHOD_MODE`` of
+    ``timing_method``: eager stream launches or graph replays): the way that measured the most of its
+    configs, graph replays on a tie.  A problem
     re-swept as graph replays over every config of a choice's families is labelled by them alone; one
     they cover only in part keeps its eager rows, so no label compares the two (graph batches read
     1-2 µs below eager ones on µs-size problems).  Eager rows of methods 1 and 2 (configs added to a
     problem by a later sweep) stay together, as before."""
     if "timing_method" not in df.columns:
         return df
-    method = df["timing_method"].fillna(1).astype(int).map(BATCH_KIND).fillna(0).astype(int)
-    if method.nunique() < 2:
+    graph = (df["timing_method"].fillna(1).astype(int).map(timing.METHOD_MODE) == timing.GRAPH).astype(int)
+    if graph.nunique() < 2:
         return df
     # only the families that have graph rows compete (an int8 family's rows of the same shape do not)
-    mine = df["family"].isin(set(df.loc[method == 1, "family"])).to_numpy() if "family" in df.columns \
-        else np.ones(len(df), bool)
+    mine = df["family"].isin(set(df.loc[graph == 1, "family"])).to_numpy()
     keys = ["shape_key", "sms"] if "sms" in df.columns else ["shape_key"]
-    part = df[mine].assign(_m=method[mine], _fc=df.loc[mine, "family"].astype(str) + "/" + df.loc[mine, "config"].astype(str)
-                           if "family" in df.columns else df.loc[mine, "config"])
-    cover = (part.groupby([*keys, "_m"], observed=True)["_fc"].nunique()
+    part = df[mine].assign(_m=graph[mine])  # a config's name holds its family: configs count across families
+    cover = (part.groupby([*keys, "_m"], observed=True)["config"].nunique()
              .rename("_n").reset_index().sort_values([*keys, "_n", "_m"], kind="stable")
              .drop_duplicates(keys, keep="last"))
     chosen = part.merge(cover[[*keys, "_m"]], on=[*keys, "_m"], how="left", indicator=True)
@@ -432,5 +426,5 @@ def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.n
     return label, log_ratio(eff, best[:, None])
 
 
-__all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "check_no_overlap", "one_method_per_problem", "BATCH_KIND", "effective_times", "picked_times", "metrics",
+__all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "check_no_overlap", "one_method_per_problem", "effective_times", "picked_times", "metrics",
            "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "LOG_BITS"]

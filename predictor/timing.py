@@ -44,6 +44,8 @@ ABI_MODE = {EAGER: 2, GRAPH: 3}
 #: Method id recorded in every row (``timing_method``) of the defaults; 1 = the earliest method (re-timing
 #: biased: use ``time_us``), 2 = eager batches with a warm-up batch per call, 3 = the same as graph replays.
 TIMING_METHOD = 3
+#: How each method's batches run (``predictor.portfolio.one_method_per_problem`` keeps one kind per problem).
+METHOD_MODE = {1: EAGER, 2: EAGER, 3: GRAPH}
 #: Graph batches of a size first measured eagerly: launches of the sizing graph (before the plan's).
 SIZING_GRAPH_BATCHES = 2
 #: Batches dropped at the start of every call (they absorb the idle queue's start latency).

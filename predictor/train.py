@@ -372,7 +372,7 @@ SHIPPED_RUNS = (
                         "sweeps/h200-gemm90-small.parquet", "sweeps/h200-gemm90-swap.parquet",
                         "sweeps/h200-i8gemm90.parquet",
                         "sweeps/h200-i8nhwc.parquet",
-                        # the fp16 choice's problems under 10 µs again, every config of its three families
+                        # the fp16 choice's problems under 8 µs again, every config of its three families
                         # timed as graph replays (timing method 3), which label them alone
                         # (portfolio.one_method_per_problem)
                         "sweeps/h200-graph-f16.parquet"),
@@ -495,8 +495,6 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
     unknown = [f for f in present if f not in {x.value for x in Family}]
     if unknown:
         raise TrainError(f"{sweep_name}: unknown family value(s) {unknown}")
-    # by default every family of the sweeps that runs every convolution (a GEMM family is trained in
-    # a choice with a conv family, or when named)
     fams = list(args.family or default_families(present))
     fams += [c for c in choices if c not in fams]
     keys = [model_key(f) for f in fams]

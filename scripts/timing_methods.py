@@ -19,16 +19,12 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from predictor.portfolio import eligible_rows  # noqa: E402
+from predictor.portfolio import eligible_rows, geomean_score  # noqa: E402
 from predictor.schema import read_metadata, read_sweep  # noqa: E402
 
 
 def _fastest(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.loc[rows.groupby("shape_key")["t_eff"].idxmin()].set_index("shape_key")[["config", "family", "t_eff"]]
-
-
-def _gm(x: pd.Series) -> float:
-    return float(np.exp(np.log(x).mean()))
 
 
 def report(eager_path: Path, graph_path: Path) -> str:
@@ -61,14 +57,15 @@ def report(eager_path: Path, graph_path: Path) -> str:
     we, wg = _fastest(e), _fastest(g)
     j = we.add_suffix("_e").join(wg.add_suffix("_g")).dropna()
     gt = g.set_index(["shape_key", "config"])["t_eff"]
-    loss = pd.Series([j.at[k, "t_eff_g"] / gt.get((k, c), np.nan) for k, c in zip(j.index, j["config_e"])], index=j.index)
+    eager_winner_g = np.array([gt.get((k, c), np.nan) for k, c in zip(j.index, j["config_e"])])
+    loss = pd.Series(j["t_eff_g"].to_numpy() / eager_winner_g, index=j.index)
     tab = pd.crosstab(j["family_e"], j["family_g"])
     lines += [
         "",
         f"Fastest config by each method's labels, on the {len(j)} problems: the same config on "
         f"{(j['config_e'] == j['config_g']).mean():.0%}, the same family on {(j['family_e'] == j['family_g']).mean():.0%}. "
         f"The eager labels' winner, timed as graph replays, against the graph labels' winner (graph best / graph time "
-        f"of the eager winner): geomean {_gm(loss):.3f}, P10 {loss.quantile(.1):.3f}, worst {loss.min():.3f}.",
+        f"of the eager winner): geomean {geomean_score(j['t_eff_g'].to_numpy(), eager_winner_g):.3f}, P10 {loss.quantile(.1):.3f}, worst {loss.min():.3f}.",
         "",
         "| eager winner's family \\ graph winner's family | " + " | ".join(tab.columns) + " |",
         "|---|" + "---|" * len(tab.columns),
