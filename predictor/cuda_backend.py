@@ -473,8 +473,9 @@ class CudaBackend:
         return call
 
     def measure(self, prob: ConvProblem, configs: list[KernelConfig]) -> list[Row]:
-        """Check and time every config on one problem (:mod:`predictor.timing`); one row per config."""
-        family = configs[0].family
+        """Check and time every config on one problem (:mod:`predictor.timing`); one row per config.  The configs
+        are of one family (:func:`predictor.timing.one_family`, else ``ValueError``)."""
+        family = timing.one_family(configs)
         t = self.tensors(prob, family)
         rows: list[Row] = []
         tp = timing.Problem(self.target_ms, self.reps, self.warmup_batches, self.timing_mode)

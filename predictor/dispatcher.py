@@ -22,8 +22,8 @@
     same arguments and results as ``pkd_conv2d_<family>``.  On the first call of a (shape, sms) it runs
     each candidate of the model's leaf (``pkd_candidates_<family>``: up to 3, the static pick first)
     that can implement the problem on the caller's stream as the collector times (a warm-up launch,
-    batches of back-to-back launches about 0.05 ms long after a dropped warm-up batch, three rounds
-    interleaved over the candidates, median round), into a scratch copy of y (``y`` is written once, by the winner: ``beta != 0`` stays
+    batches about 0.05 ms long, each one CUDA-graph replay of its launches as in timing method 3, after
+    a dropped warm-up replay, three rounds interleaved over the candidates, median round), into a scratch copy of y (``y`` is written once, by the winner: ``beta != 0`` stays
     correct), caches the fastest index (thread-safe; the first result stored for a key wins), then
     runs it; later calls run the cached kernel.  The tuning call synchronises the stream and the
     device (events, ``cudaMalloc`` of the scratch output).  While the stream is capturing a CUDA graph

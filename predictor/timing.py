@@ -33,7 +33,10 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
+
+if TYPE_CHECKING:
+    from .config import Family, KernelConfig
 
 #: How a batch runs: ``eager`` (back-to-back stream launches, methods 1 and 2) or ``graph`` (one CUDA-graph
 #: replay of the batch's launches, method 3); the C ABI's timing modes (``pk_runtime.h``).
@@ -68,6 +71,15 @@ RETIME_TOP = 3
 
 #: ``call(batches, iters) -> (status, per-launch µs of each batch)``: one call into a timing loop.
 BatchCall = Callable[[int, int], tuple[int, list[float]]]
+
+
+def one_family(configs: Sequence[KernelConfig]) -> Family:
+    """The family of ``configs``, which a backend measures on one problem's tensors: ``ValueError`` when they
+    are empty or of several families (each family has its own tensors and layouts: one call per family)."""
+    fams = sorted({c.family.value for c in configs})
+    if len(fams) != 1:
+        raise ValueError(f"measure: configs of {len(fams)} families {fams}: one call per family (their tensors differ)")
+    return configs[0].family
 
 
 @dataclass(frozen=True)

@@ -138,3 +138,13 @@ def test_timing_method_ids_and_a_bad_mode():
     assert (timing.method(None, timing.EAGER), timing.method(0, timing.EAGER)) == (2, 1)
     with pytest.raises(ValueError, match="timing mode 'cupti'"):
         timing.Problem(0.25, 5, mode="cupti")
+
+
+def test_one_call_measures_one_family():
+    """A backend checks and times one problem's configs on that family's tensors: configs of several families in
+    one call would run kernels on another family's data (the GPU check then reads wrong_result), so it refuses."""
+    prob = ConvProblem(1, 64, 7, 7, 64, 1, 1, 1, 0, 1)
+    mixed = [family_grid(Family.INT8_NC32HW32)[0], family_grid(Family.FP16_NHWC)[0]]
+    with pytest.raises(ValueError, match="one call per family"):
+        SyntheticBackend(delay=0).measure(prob, mixed)
+    assert len(SyntheticBackend(delay=0).measure(prob, mixed[:1])) == 1

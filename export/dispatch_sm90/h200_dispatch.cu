@@ -1284,18 +1284,23 @@ static bool pkd_capturing(void* stream) {
   return cs != cudaStreamCaptureStatusNone;
 }
 
-// Times the candidates the way the collector does, at a first call's budget, into a scratch copy of y
-// (y itself is never written here: beta != 0 stays correct): each candidate runs once untimed, once
-// timed to size its batches (kPkdTuneBatchMs long), then kPkdTuneRounds rounds, interleaved over the
-// candidates (clock drift hits them alike), each a batch of back-to-back launches after a dropped
-// warm-up batch (what the collector's rows are); a candidate's time is its median round.  Returns the
-// fastest candidate's index, or -1 when none ran (no scratch memory, or no candidate can implement the
-// problem).  Synchronises the stream (events) and the device (cudaMalloc / cudaFree of the scratch).
+// Times the candidates the way the collector does (timing method 3, predictor.timing), at a first call's
+// budget, into a scratch copy of y (y itself is never written here: beta != 0 stays correct): each
+// candidate runs once untimed, then one replay of a graph of kPkdTuneSizingIters launches sizes its
+// batches (kPkdTuneBatchMs long), then kPkdTuneRounds rounds, interleaved over the candidates (clock drift
+// hits them alike), each a CUDA-graph replay of a batch's launches after a dropped warm-up replay (what the
+// collector's rows are); a candidate's time is its median round.  Graph replays, not back-to-back stream
+// launches: on kernels of a few microseconds the host launch path adds 1-2 µs that differs between kernel
+// generations and configs (sweeps/runs/s11/eager-vs-graph.md), so eager batches ranked the candidates by
+// it; a graph-captured network pays the graph time.  Returns the fastest candidate's index, or -1 when none
+// ran (no scratch memory, or no candidate can implement the problem).  Synchronises the stream (events) and
+// the device (cudaMalloc / cudaFree of the scratch, graph instantiation).
 // A single timed launch per candidate (the first version) is too coarse for kernels of a few
 // microseconds: on the H200 it kept a slower config than the static pick on average.
 static constexpr float kPkdTuneBatchMs = 0.05f;
 static constexpr int kPkdTuneRounds = 3;
 static constexpr int kPkdTuneMaxIters = 1000;
+static constexpr int kPkdTuneSizingIters = 4;
 
 static int pkd_tune(PkdRunFn const* run, const int* cand, const int* split_k, int n, const int64_t* s, void* x,
                     void* w, void* y, size_t out_bytes, float alpha, float beta, void* workspace,
@@ -1311,14 +1316,15 @@ static int pkd_tune(PkdRunFn const* run, const int* cand, const int* split_k, in
   int iters[kMax];
   float t[kMax][kPkdTuneRounds];
   bool ok[kMax];
-  for (int j = 0; j < n; ++j) {  // warm up, then size the batches from one timed launch
+  for (int j = 0; j < n; ++j) {  // warm up, then size the batches from one short graph replay
     PkProblem p = pkd_problem(s, split_k[j]);
     float ms = 0.f;
     ok[j] = run[cand[j]](&p, x, w, scratch, scratch, alpha, beta, workspace, workspace_bytes, stream, 1, 1, 1,
                          nullptr, nullptr) == PK_OK &&
-            run[cand[j]](&p, x, w, scratch, scratch, alpha, beta, workspace, workspace_bytes, stream, 1, 1, 1,
-                         &ms, nullptr) == PK_OK;
+            run[cand[j]](&p, x, w, scratch, scratch, alpha, beta, workspace, workspace_bytes, stream, 3,
+                         kPkdTuneSizingIters, 1, &ms, nullptr) == PK_OK;
     if (!ok[j]) (void)cudaGetLastError();
+    ms /= float(kPkdTuneSizingIters);
     int it = ms > 0.f ? int(kPkdTuneBatchMs / ms) + 1 : kPkdTuneMaxIters;
     iters[j] = it < 1 ? 1 : (it > kPkdTuneMaxIters ? kPkdTuneMaxIters : it);
   }
@@ -1326,8 +1332,8 @@ static int pkd_tune(PkdRunFn const* run, const int* cand, const int* split_k, in
     for (int j = 0; j < n; ++j) {
       if (!ok[j]) continue;
       PkProblem p = pkd_problem(s, split_k[j]);
-      float ms[2] = {0.f, 0.f};  // a warm-up batch (dropped), then the timed one
-      if (run[cand[j]](&p, x, w, scratch, scratch, alpha, beta, workspace, workspace_bytes, stream, 2, iters[j], 2,
+      float ms[2] = {0.f, 0.f};  // a warm-up replay (dropped), then the timed one
+      if (run[cand[j]](&p, x, w, scratch, scratch, alpha, beta, workspace, workspace_bytes, stream, 3, iters[j], 2,
                        ms, nullptr) != PK_OK) {
         (void)cudaGetLastError();
         ok[j] = false;
