@@ -312,3 +312,33 @@ def test_batch_sizes_keep_only_those_problems_of_any_problem_set(tmp_path: Path)
         assert read_metadata(out)["batch_sizes"] == [1, 8]
     with pytest.raises(SystemExit):
         collect.main(["--out", str(tmp_path / "x.parquet"), "--batch-sizes", "0,1", "--dry-run"])
+
+
+def test_small_problems_lists_each_problem_once_fastest_first_and_collect_reads_it(tmp_path):
+    """scripts/small_problems.py (the problem lists of the graph re-sweeps): one row per problem whose fastest ok
+    config of the given families ran in [min, max) µs, fastest first, with its source; ``collect --problems-from``
+    takes the file as written."""
+    import importlib.util
+
+    from predictor.schema import read_sweep
+    from predictor.shapes import sweep_shapes
+    from tests.synthetic import write_synthetic_sweep
+
+    spec = importlib.util.spec_from_file_location("small_problems", Path(__file__).resolve().parent.parent
+                                                  / "scripts" / "small_problems.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sweep = write_synthetic_sweep(tmp_path / "s.parquet", n_shapes=60, n_configs=6, families=("i8nc32", "f16nhwc"))
+    d = read_sweep(sweep)
+    best = d[(d["status"] == "ok") & (d["family"] == "f16nhwc")].groupby("shape_key")["time_us"].min()
+    lo, hi = float(best.quantile(0.2)), float(best.quantile(0.7))
+    out = tmp_path / "p.parquet"
+    assert mod.main([str(sweep), "--family", "f16nhwc", "--min-us", str(lo), "--max-us", str(hi), "--out", str(out)]) == 0
+    p = read_sweep(out)
+    want = best[(best >= lo) & (best < hi)]
+    assert sorted(p["shape_key"]) == sorted(want.index) and p["shape_key"].is_unique
+    assert p["time_us"].tolist() == sorted(want.tolist())  # fastest first, each problem's fastest time
+    assert set(p["family"]) == {"f16nhwc"}
+    shapes = sweep_shapes(p)
+    assert [s.problem.key for s in shapes] == p["shape_key"].tolist()
+    assert all(s.source for s in shapes)
