@@ -318,16 +318,12 @@ def test_small_problems_lists_each_problem_once_fastest_first_and_collect_reads_
     """scripts/small_problems.py (the problem lists of the graph re-sweeps): one row per problem whose fastest ok
     config of the given families ran in [min, max) µs, fastest first, with its source; ``collect --problems-from``
     takes the file as written."""
-    import importlib.util
-
     from predictor.schema import read_sweep
     from predictor.shapes import sweep_shapes
+    from tests.script_module import script_module
     from tests.synthetic import write_synthetic_sweep
 
-    spec = importlib.util.spec_from_file_location("small_problems", Path(__file__).resolve().parent.parent
-                                                  / "scripts" / "small_problems.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = script_module("scripts/small_problems.py")
     sweep = write_synthetic_sweep(tmp_path / "s.parquet", n_shapes=60, n_configs=6, families=("i8nc32", "f16nhwc"))
     d = read_sweep(sweep)
     best = d[(d["status"] == "ok") & (d["family"] == "f16nhwc")].groupby("shape_key")["time_us"].min()

@@ -3,23 +3,17 @@
 measured, and whole-network runs scored alike."""
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from tests.script_module import script_module
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _load(name: str):  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
+    return script_module(f"bench/{name}.py")
 
 
 @pytest.fixture(scope="module")

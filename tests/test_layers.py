@@ -4,8 +4,6 @@ names the extra to install."""
 from __future__ import annotations
 
 import builtins
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +11,8 @@ import pytest
 from predictor import layers as L
 from predictor.features import ConvProblem
 from predictor.shapes import CATALOG_DIR, read_layers_csv
+from tests.script_module import script_module
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_missing_torch_names_the_extra(monkeypatch, tmp_path: Path, capsys) -> None:
@@ -137,13 +135,7 @@ def test_own_module_by_factory(tmp_path: Path, monkeypatch) -> None:
 
 def _catalog_script():
     """scripts/make_network_catalog.py as a module (it imports torch only when it generates)."""
-    if "make_network_catalog" in sys.modules:
-        return sys.modules["make_network_catalog"]
-    spec = importlib.util.spec_from_file_location("make_network_catalog", ROOT / "scripts" / "make_network_catalog.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["make_network_catalog"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("scripts/make_network_catalog.py")
 
 
 @pytest.mark.parametrize("name", ["resnet50", "fasterrcnn_resnet50_fpn", "deeplabv3_resnet50", "inception_v3",

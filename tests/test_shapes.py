@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import importlib.util
 import json
 import math
 import random
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from predictor.schema import read_sweep
 from predictor.shapes import (CATALOG_DIR, DEFAULT_MAX_GFLOP, DEFAULT_MAX_MBYTES, LEGACY_NETWORKS, default_shapes,
                               fits, missing_shapes, network_index, network_layers, read_layers_csv, runnable,
                               tensor_mbytes)
+from tests.script_module import script_module
 
 ROOT = Path(__file__).resolve().parent.parent
 BACKEND = "tests.synthetic_backend:SyntheticBackend"
@@ -34,13 +33,7 @@ FAMILIES = list(Family)
 
 def _script():
     """scripts/make_network_catalog.py as a module (it imports torch only when it generates)."""
-    if "make_network_catalog" in sys.modules:
-        return sys.modules["make_network_catalog"]
-    spec = importlib.util.spec_from_file_location("make_network_catalog", ROOT / "scripts" / "make_network_catalog.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["make_network_catalog"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("scripts/make_network_catalog.py")
 
 
 CAT = _script()

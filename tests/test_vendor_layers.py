@@ -3,9 +3,7 @@ layers for cuBLASLt are exactly the catalog layers of i8gemm90's default problem
 table, and the refusal of incomplete or contradictory arguments."""
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -13,17 +11,13 @@ import pytest
 
 from predictor.config import Family
 from predictor.shapes import default_shapes
+from tests.script_module import script_module
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def vl():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("vendor_layers", ROOT / "bench" / "vendor_layers.py")
-    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules["vendor_layers"] = mod
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
+    return script_module("bench/vendor_layers.py")
 
 
 def test_int8_layers_are_the_gemm_familys_catalog_layers(vl) -> None:  # type: ignore[no-untyped-def]
