@@ -318,6 +318,7 @@ def test_small_problems_lists_each_problem_once_fastest_first_and_collect_reads_
     """scripts/small_problems.py (the problem lists of the graph re-sweeps): one row per problem whose fastest ok
     config of the given families ran in [min, max) µs, fastest first, with its source; ``collect --problems-from``
     takes the file as written."""
+    from predictor.portfolio import effective_times, eligible_rows
     from predictor.schema import read_sweep
     from predictor.shapes import sweep_shapes
     from tests.script_module import script_module
@@ -329,7 +330,8 @@ def test_small_problems_lists_each_problem_once_fastest_first_and_collect_reads_
     best = d[(d["status"] == "ok") & (d["family"] == "f16nhwc")].groupby("shape_key")["time_us"].min()
     lo, hi = float(best.quantile(0.2)), float(best.quantile(0.7))
     out = tmp_path / "p.parquet"
-    assert mod.main([str(sweep), "--family", "f16nhwc", "--min-us", str(lo), "--max-us", str(hi), "--out", str(out)]) == 0
+    span = ["--family", "f16nhwc", "--min-us", str(lo), "--max-us", str(hi), "--out", str(out)]
+    assert mod.main([str(sweep), *span, "--times", "first-pass"]) == 0
     p = read_sweep(out)
     want = best[(best >= lo) & (best < hi)]
     assert sorted(p["shape_key"]) == sorted(want.index) and p["shape_key"].is_unique
@@ -338,3 +340,17 @@ def test_small_problems_lists_each_problem_once_fastest_first_and_collect_reads_
     shapes = sweep_shapes(p)
     assert [s.problem.key for s in shapes] == p["shape_key"].tolist()
     assert all(s.source for s in shapes)
+    # the default ranks by the labels' times (eligible rows, re-timed where comparable), as training does
+    rows = eligible_rows(d[d["family"] == "f16nhwc"])
+    label = effective_times(rows).groupby(rows["shape_key"]).min()
+    assert mod.main([str(sweep), *span]) == 0
+    p = read_sweep(out)
+    want = label[(label >= lo) & (label < hi)]
+    assert sorted(p["shape_key"]) == sorted(want.index) and p["time_us"].tolist() == sorted(want.tolist())
+    # --exclude drops the problems of another sweep; --source keeps those of one source
+    assert mod.main([str(sweep), *span, "--exclude", str(out)]) == 0 and read_sweep(out).empty
+    assert mod.main([str(sweep), *span]) == 0
+    source = str(read_sweep(out)["source"].iloc[0])
+    assert mod.main([str(sweep), *span, "--source", source]) == 0
+    kept = read_sweep(out)
+    assert len(kept) and set(kept["source"].astype(str)) == {source}
