@@ -273,15 +273,29 @@ Plan = list[tuple[Family, list[KernelConfig], list[Shape]]]
 Todo = list[tuple[Family, list[KernelConfig], Shape]]
 
 
+def extra_configs(names: Sequence[str], families: Sequence[Family]) -> list[KernelConfig]:
+    """``--extra-configs``: configs named in full, outside their family's grid (experiments); ``ValueError``
+    for a name that does not parse or whose family is not swept."""
+    out = [KernelConfig.from_name(n) for n in names]
+    for c in out:
+        if c.family not in families:
+            raise ValueError(f"--extra-configs {c.name}: its family {c.family.value} is not a --family of this sweep")
+    return out
+
+
 def _family_configs(args: argparse.Namespace, fam: Family) -> list[KernelConfig]:
-    """The family's grid, narrowed by ``--configs`` and ``--max-configs``."""
+    """The family's grid, narrowed by ``--configs`` and ``--max-configs``, then the ``--extra-configs`` of
+    the family not in it."""
     cfgs = family_grid(fam)
     if args.configs:
         wanted = set(args.configs)
         cfgs = [c for c in cfgs if c.name in wanted or c.kernel_name in wanted]
     if args.max_configs:
         cfgs = cfgs[: args.max_configs]
-    return cfgs
+    names = {c.name for c in cfgs}
+    extra = [c for c in extra_configs(args.extra_configs, _families(args))
+             if c.family is fam and c.name not in names]
+    return cfgs + list({c.name: c for c in extra}.values())
 
 
 def _family_shapes(args: argparse.Namespace, fam: Family) -> list[Shape]:
@@ -539,6 +553,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "GPU runs; before --shard)")
     p.add_argument("--configs", nargs="*", default=None, help="only these config or kernel names")
     p.add_argument("--max-configs", type=int, default=0, help="only the first N configs of each family (smoke tests)")
+    p.add_argument("--extra-configs", nargs="*", default=[], metavar="NAME",
+                   help="configs outside their family's grid, named in full (experiments), measured and checked "
+                        "like the grid's")
     p.add_argument("--shard", type=parse_shard, default=(0, 1), metavar="i/n",
                    help="run only problems j with j %% n == i (one shard per GPU or host); merge later")
     p.add_argument("--parts", default=None, help="folder for resumable chunks (default: <out stem>.parts next to --out)")

@@ -9,9 +9,12 @@ config of each family measured); ``--layers-dir``: their ``--layers`` CSVs, one 
 the shipped run ``--gpu`` (:data:`predictor.train.SHIPPED_RUNS`: its families and choices) whose
 families were all swept is scored as shipped (``models/<gpu>-<key>.tree.json``, no refit):
 
-* score of a layer = fastest time of the key's whole grid / time of the shipped pick (a pick with no
-  ok row counts the layer's worst time); **tuned** = the fastest of the pick's leaf candidates
-  (first-call tuning); **bound** = the best of the model's own configs;
+* score of a layer = fastest time of the key's whole grid / time of the config the shipped dispatcher
+  runs: the pick, or where the pick's kernel cannot implement the layer (``cannot_implement``, e.g. an
+  SM80 kernel on a tensor of 2 GiB or more) the next of the leaf's candidates, then the model's other
+  configs in order, as the generated dispatchers do (:func:`dispatched`; a config with no ok row counts
+  the layer's worst time); **tuned** = the fastest of the pick's leaf candidates (first-call tuning);
+  **bound** = the best of the model's own configs;
 * each layer is marked **new shape** when no training sweep of the run holds its shape (any source).
 
 Writes ``REPORT.md`` (per key: a row per network, all layers, new shapes, above and at or below 8
@@ -66,6 +69,24 @@ def training_keys(paths: Sequence[Path]) -> dict[str, set[str]]:
     return out
 
 
+def cannot_implement(df: pd.DataFrame, key: Key) -> dict[str, set[str]]:
+    """Per shape key, the configs of ``key``'s families whose kernels refused the problem (``cannot_implement``)."""
+    rows = df[(df["status"].astype(str) == "cannot_implement") & df["family"].isin([f.value for f in key.families])]
+    out: dict[str, set[str]] = {}
+    for k, c in zip(rows["shape_key"].astype(str), rows["config"].astype(str)):
+        out.setdefault(k, set()).add(c)
+    return out
+
+
+def dispatched(candidates: Sequence[str], configs: Sequence[str], refused: set[str]) -> str:
+    """The config a generated dispatcher runs: the first of the leaf's ``candidates``, then of the model's other
+    ``configs`` in order, whose kernel does not refuse the problem (the pick when all refuse)."""
+    for c in (*candidates, *(c for c in configs if c not in candidates)):
+        if c not in refused:
+            return c
+    return candidates[0]
+
+
 def score_key(df: pd.DataFrame, key: Key, gpu: str, nets: dict[str, list[str]], trained: dict[str, set[str]],
               target: str | None = None) -> pd.DataFrame:
     """One row per (layer, network) of ``key``'s held-out table, scored with the shipped model."""
@@ -79,7 +100,9 @@ def score_key(df: pd.DataFrame, key: Key, gpu: str, nets: dict[str, list[str]], 
                      key.value, len(missing), missing)
     col = lambda name: index.get(name, -1)  # noqa: E731  (picked_times: -1 -> the layer's worst time)
     cands = [model.ir.candidates(x) for x in X]
-    pick_t = picked_times(table, np.array([col(c[0]) for c in cands]))
+    refused = cannot_implement(df, key)
+    runs = [dispatched(c, model.ir.classes, refused.get(str(k), set())) for c, k in zip(cands, table.keys)]
+    pick_t = picked_times(table, np.array([col(r) for r in runs]))
     width = max(len(c) for c in cands)
     tuned_t = np.min(np.stack([picked_times(table, np.array([col(c[min(j, len(c) - 1)]) for c in cands]))
                                for j in range(width)], axis=1), axis=1)
@@ -94,7 +117,7 @@ def score_key(df: pd.DataFrame, key: Key, gpu: str, nets: dict[str, list[str]], 
             rows.append({"model": key.value, "network": net, "shape_key": k,
                          **{c: int(table.shapes.at[i, c]) for c in (*SHAPE_COLUMNS, "sms")},
                          "gflop": round(float(flops[i]), 6), "new_shape": str(k) not in seen,
-                         "fastest_us": table.oracle[i], "pick": cands[i][0], "pick_us": pick_t[i],
+                         "fastest_us": table.oracle[i], "pick": cands[i][0], "runs": runs[i], "pick_us": pick_t[i],
                          "score": table.oracle[i] / pick_t[i], "tuned": table.oracle[i] / tuned_t[i],
                          "bound": table.oracle[i] / bound[i]})
     return pd.DataFrame(rows)
@@ -108,7 +131,9 @@ def report_markdown(layers: pd.DataFrame, *, command: str, sweeps: Sequence[tupl
              f"- date: {_dt.date.today().isoformat()}"]
     lines += [f"- sweep `{p}` sha256 `{file_sha256(p)}` ({what})" for p, what in sweeps]
     lines += [f"- model `{p}` sha256 `{file_sha256(p)}`" for p in models]
-    lines += ["- score of a layer = fastest time of the whole grid / time of the shipped pick; **tuned** = the "
+    lines += ["- score of a layer = fastest time of the whole grid / time of the shipped pick (where its kernel cannot "
+              "implement the layer, of the config the generated dispatcher falls back to: the next of the leaf's "
+              "candidates, then the model's other configs, column `runs` of layers.csv); **tuned** = the "
               "fastest of the leaf's candidates (first-call tuning); **bound** = the best of the model's own "
               "configs; **new shapes** = layers whose shape is in no training sweep of the shipped run; a layer "
               "of several networks counts once per network in their rows, once in the pooled rows; cells are "

@@ -354,3 +354,32 @@ def test_small_problems_lists_each_problem_once_fastest_first_and_collect_reads_
     assert mod.main([str(sweep), *span, "--source", source]) == 0
     kept = read_sweep(out)
     assert len(kept) and set(kept["source"].astype(str)) == {source}
+
+
+def test_extra_configs_are_swept_next_to_the_grid_and_a_foreign_one_is_refused(tmp_path, capsys):
+    """``--extra-configs``: configs named in full outside their family's grid (experiments) are measured like the
+    grid's; a name of a family the sweep does not cover, or one that does not parse, ends in one line (exit 2)."""
+    import dataclasses
+
+    from predictor.config import Family, KernelConfig
+    from predictor.schema import read_sweep
+    from predictor.space import family_grid
+
+    grid = family_grid(Family.INT8_NC32HW32)
+    names = {c.name for c in grid}
+    extra = next(x for c in grid for s in (2, 3, 4, 5, 6, 7, 8)
+                 if (x := dataclasses.replace(c, stages=s)).name not in names)
+    assert KernelConfig.from_name(extra.name) == extra
+    csv = tmp_path / "l.csv"
+    csv.write_text("N,C,H,W,K,R,S,stride,pad\n1,64,28,28,64,3,3,1,1\n8,64,14,14,128,1,1,1,0\n")
+    out = tmp_path / "x.parquet"
+    args = ["--family", "i8nc32", "--max-configs", "2", "--backend", BACKEND, "--quiet", "--layers", str(csv)]
+    assert collect.main(["--out", str(out), *args, "--extra-configs", extra.name]) == 0
+    d = read_sweep(out)
+    assert set(d["config"]) == {grid[0].name, grid[1].name, extra.name} and len(d) == 6
+    foreign = family_grid(Family.FP16_NHWC)[0].name
+    for bad in (foreign, "i8nc32_not_a_config"):
+        capsys.readouterr()
+        assert collect.main(["--out", str(tmp_path / "y.parquet"), *args, "--extra-configs", bad]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("predictor.collect: error:"), err
