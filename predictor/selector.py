@@ -25,7 +25,11 @@ Errors and fallbacks:
   to the multiple (what padding the tensors to the family's layout does) and the model's pick for
   the padded problem is returned with ``fallback=True`` and the reason;
 * an unknown model raises :class:`ModelNotFoundError` (a ``FileNotFoundError`` and a
-  ``ValueError`` naming ``gpu``/``family``).
+  ``ValueError`` naming ``gpu``/``family``);
+* the pick's kernel may still refuse a problem at run time: CUTLASS 2.x (SM80-family) conv kernels refuse
+  an activation, filter or output of 2 GiB or more (``can_implement``).  The generated dispatchers then
+  run the next of :func:`candidates`, then the model's other configs; the held-out report scores what
+  they run (:mod:`predictor.holdout`).
 """
 from __future__ import annotations
 
