@@ -117,6 +117,9 @@ class GemmGrid:
     #: for 64x8 with the register epilogue), which CUTLASS 4.2's shared-memory layout of B cannot divide
     #: (nvcc: "Shape Divisibility Condition"); 8 loads in flight cover the K loop of these small GEMMs.
     swap_stages: int = 8
+    #: Cooperative tiles swept with larger clusters than ``clusters`` (tile, cluster), default tile scheduler:
+    #: cuDNN's Hopper GEMM kernels run large 1x1 layers with clusters up to 4x2 (nvjet ..._4x1_..., _2x4_).
+    big_clusters: tuple[tuple[tuple[int, int], tuple[int, int, int]], ...] = ()
 
 
 #: The grid of every family: adding a family means one entry here (and its ``FAMILY_SPECS`` entry).
@@ -176,8 +179,15 @@ GRIDS: dict[Family, Sm80Grid | Sm90Grid | GemmGrid] = {
     Family.I8_NHWC_SM90: Sm90Grid(),
     # cuDNN's own Hopper kernels beat the first 50 configs on the held-out 1x1 layers with tiles of N 8-64
     # (small GEMMs) and N 128-192 (bench/small_layers/, bench/vendor_layers/): the small tiles below
+    # and (session 13) N = 96, next to the 1x1 layers with 80-96 output channels (YOLOv8, EfficientNet, U-Net), where
+    # tiles of N 128 leave a quarter of the wgmma idle: an experiment on the 1x1 layers of ResNet-50, a YOLOv8m-like
+    # and a U-Net at N = 8/32 (sweeps/runs/s13/wave.md, scripts/gemm_wave_tiles.py) found 96-wide tiles fastest on
+    # 53 of 64 layers among its 20 configs outside the grid (up to 1.16x the grid's best), 160- and 224-wide ones on
+    # none; the 2x2 and 4x1 clusters below on 11
     Family.F16_GEMM_SM90: GemmGrid(small_tiles=((64, 16), (64, 32), (64, 64), (128, 16), (128, 32), (256, 64),
-                                                (128, 192)),
+                                                (128, 192), (64, 96), (128, 96), (256, 96)),
+                                   big_clusters=(((256, 128), (2, 2, 1)), ((256, 128), (4, 1, 1)),
+                                                 ((128, 256), (2, 2, 1)), ((128, 256), (4, 1, 1))),
                                    swap_tiles=((64, 8), (64, 16), (64, 32), (128, 8), (128, 16), (128, 32))),
     # f16gemm90's tiles, clusters, schedules and shallow pipelines with tile K 128 (4 wgmma k32 steps;
     # the same bytes per stage as fp16's K 64).  Its generator (GenerateSM90_TensorOp_int8_WGMMA_gemm,
@@ -371,6 +381,8 @@ def gemm_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
         add_tile(mn, ((1, 1, 1),), ((1, 1, 1),))
     for mn in knobs.swap_tiles:
         add_tile(mn, ((1, 1, 1),), ((1, 1, 1),), swap=True, stages=knobs.swap_stages)
+    for mn, cluster in knobs.big_clusters:
+        add(mn, coop, tmacoop, cluster)
     for ks, mn in knobs.nosmem:
         add(mn, ks, nosmem)
     for ks, mn, st in knobs.shallow:

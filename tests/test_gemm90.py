@@ -158,17 +158,23 @@ def test_grid_is_the_generators_combinations(fam: Family) -> None:
     small = set(grid_spec(fam).small_tiles)
     # f16gemm90's small tiles (sessions 9 on): cluster 1x1, automatic stages, the schedules of their size
     extra = [c for c in full if c.tb[:2] in small and not c.swap_ab]
-    assert small == ({(64, 16), (64, 32), (64, 64), (128, 16), (128, 32), (256, 64), (128, 192)} if fam is GEMM
-                     else set())
-    assert len(extra) == (20 if fam is GEMM else 0)
+    assert small == ({(64, 16), (64, 32), (64, 64), (128, 16), (128, 32), (256, 64), (128, 192), (64, 96), (128, 96),
+                      (256, 96)} if fam is GEMM else set())
+    assert len(extra) == (28 if fam is GEMM else 0)
     assert all(c.cluster == (1, 1, 1) and c.stages == 0 for c in extra)
     schedules = {mn: {(c.kernel_schedule, c.tile_scheduler) for c in extra if c.tb[:2] == mn} for mn in small}
     one_group = {(PP, TileScheduler.Default), (WS, TileScheduler.Default)}
     coop = {(COOP, TileScheduler.Default), (COOP, TileScheduler.StreamK)}
     # 128x192: 192 accumulators a thread in one warp group, so cooperative only
     assert schedules == ({(64, 16): one_group, (64, 32): one_group, (64, 64): one_group, (128, 16): one_group | coop,
-                          (128, 32): one_group | coop, (256, 64): one_group | coop, (128, 192): coop}
+                          (128, 32): one_group | coop, (256, 64): one_group | coop, (128, 192): coop,
+                          (64, 96): one_group, (128, 96): one_group | coop, (256, 96): coop}
                          if fam is GEMM else {})
+    # f16gemm90's larger clusters (session 13 on): cooperative, default scheduler, automatic stages
+    big = [c for c in full if c.cluster in {(2, 2, 1), (4, 1, 1)}]
+    assert {(c.tb[:2], c.cluster) for c in big} == (set(grid_spec(fam).big_clusters) if fam is GEMM else set())
+    assert len(big) == (4 if fam is GEMM else 0)
+    assert all(c.kernel_schedule is COOP and c.tile_scheduler is TileScheduler.Default and c.stages == 0 for c in big)
     # f16gemm90's transposed kernels (session 10 on): cluster 1x1, automatic stages, the schedules of their size
     swapped = [c for c in full if c.swap_ab]
     assert {c.tb[:2] for c in swapped} == ({(64, 8), (64, 16), (64, 32), (128, 8), (128, 16), (128, 32)} if fam is GEMM
@@ -178,7 +184,7 @@ def test_grid_is_the_generators_combinations(fam: Family) -> None:
                for c in swapped)
     assert {(c.tb[:2], c.kernel_schedule, c.tile_scheduler) for c in swapped if c.tb[0] == 64} == {
         (c.tb[:2], k, t) for c in swapped if c.tb[0] == 64 for k, t in one_group}
-    grid = [c for c in full if c.tb[:2] not in small and not c.swap_ab]
+    grid = [c for c in full if c.tb[:2] not in small and not c.swap_ab and c not in big]
     assert len(grid) == 50
     assert len({c.name for c in full}) == len(full)
     assert {c.tb[:2] for c in grid} == {(64, 128), (128, 128), (128, 256), (256, 128), (128, 64), (64, 256)}
@@ -211,7 +217,8 @@ def test_grid_is_the_generators_combinations(fam: Family) -> None:
     assert streamk(fam) in grid and pingpong(fam) in grid
     # f16gemm90's grid with the family's tile K
     twin = {(c.tb[:2], c.cluster, c.stages, c.kernel_schedule, c.epilogue_schedule, c.tile_scheduler)
-            for c in family_grid(GEMM) if c.tb[:2] not in set(grid_spec(GEMM).small_tiles) and not c.swap_ab}
+            for c in family_grid(GEMM) if c.tb[:2] not in set(grid_spec(GEMM).small_tiles) and not c.swap_ab
+            and (c.tb[:2], c.cluster) not in set(grid_spec(GEMM).big_clusters)}
     assert {(c.tb[:2], c.cluster, c.stages, c.kernel_schedule, c.epilogue_schedule, c.tile_scheduler)
             for c in grid} == twin
 
