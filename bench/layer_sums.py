@@ -51,9 +51,9 @@ def report(run: Path, family: str, nets: list[str], top: int = 6) -> str:
         for n, g in calls.groupby("N"):
             c, o = (g["cudnn_us"] * g["count"]), (g[ours] * g["count"])
             pw = (g["R"] == 1) & (g["S"] == 1)
+            ratio = lambda m: f"{c[m].sum() / o[m].sum():.3f}" if m.any() else "-"  # noqa: E731
             lines.append(f"| {net} | {n} | {int(g['count'].sum())} | {c.sum():.1f} | {o.sum():.1f} | "
-                         f"{c.sum() / o.sum():.3f} | {c[pw].sum() / o[pw].sum():.3f} | "
-                         f"{c[~pw].sum() / o[~pw].sum():.3f} |")
+                         f"{c.sum() / o.sum():.3f} | {ratio(pw)} | {ratio(~pw)} |")
             g = g.assign(net=net, lost=o - c)
             worst.append(g)
     w = pd.concat(worst).sort_values("lost", ascending=False).head(top * len(nets))
