@@ -13,7 +13,8 @@ families were all swept is scored as shipped (``models/<gpu>-<key>.tree.json``, 
   runs: the pick, or where the pick's kernel cannot implement the layer (``cannot_implement``, e.g. an
   SM80 kernel on a tensor of 2 GiB or more) the next of the leaf's candidates, then the model's other
   configs in order, as the generated dispatchers do (:func:`dispatched`; a config with no ok row counts
-  the layer's worst time); **tuned** = the fastest of the pick's leaf candidates (first-call tuning);
+  the layer's worst time); **tuned** = the fastest of the pick's leaf candidates whose kernels take the layer
+  (first-call tuning; none: what the static path runs);
   **bound** = the best of the model's own configs;
 * each layer is marked **new shape** when no training sweep of the run holds its shape (any source).
 
@@ -103,8 +104,10 @@ def score_key(df: pd.DataFrame, key: Key, gpu: str, nets: dict[str, list[str]], 
     refused = cannot_implement(df, key)
     runs = [dispatched(c, model.ir.classes, refused.get(str(k), set())) for c, k in zip(cands, table.keys)]
     pick_t = picked_times(table, np.array([col(r) for r in runs]))
-    width = max(len(c) for c in cands)
-    tuned_t = np.min(np.stack([picked_times(table, np.array([col(c[min(j, len(c) - 1)]) for c in cands]))
+    # first-call tuning times the leaf's candidates whose kernels take the layer, else runs as the static path
+    tried = [[c for c in cs if c not in refused.get(str(k), set())] or [r] for cs, k, r in zip(cands, table.keys, runs)]
+    width = max(len(c) for c in tried)
+    tuned_t = np.min(np.stack([picked_times(table, np.array([col(c[min(j, len(c) - 1)]) for c in tried]))
                                for j in range(width)], axis=1), axis=1)
     own = [index[c] for c in model.ir.classes if c in index]
     sub = table.times[:, own]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from predictor import collect
+from predictor import collect, collect_multi
 from predictor.schema import KEY_COLUMNS, SweepFormatError, read_metadata, read_sweep, write_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,7 +141,7 @@ def test_malformed_sweep_names_missing_column(tmp_path: Path) -> None:
 
 def test_strip_options() -> None:
     argv = ["--out", "a.parquet", "--gpus", "2", "--family", "i8nc32", "--shard=1/2", "--quiet"]
-    assert collect._strip_options(argv, {"--gpus": 1, "--shard": 1, "--out": 1}) == ["--family", "i8nc32", "--quiet"]
+    assert collect_multi.strip_options(argv, {"--gpus": 1, "--shard": 1, "--out": 1}) == ["--family", "i8nc32", "--quiet"]
 
 
 def test_multi_gpu_workers_split_and_merge(tmp_path: Path, monkeypatch) -> None:
