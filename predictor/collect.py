@@ -217,6 +217,11 @@ def _family_configs(args: argparse.Namespace, fam: Family) -> list[KernelConfig]
     return cfgs + list({c.name: c for c in extra}.values())
 
 
+def _planned_configs(args: argparse.Namespace, arch: str | None = None) -> list[KernelConfig]:
+    """Every config the sweep plans on ``arch``: each family's :func:`_family_configs`."""
+    return [c for fam in _families(args, arch) for c in _family_configs(args, fam)]
+
+
 def _family_shapes(args: argparse.Namespace, fam: Family) -> list[Shape]:
     """This shard's problems of the family: the ``--layers`` files' (those it can run) or the
     default set."""
@@ -525,7 +530,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.gpus not in ("1", "0"):
         from .collect_multi import run_multi_gpu
 
-        return run_multi_gpu(args, argv, _families)
+        return run_multi_gpu(args, argv, _planned_configs)
     return run_sweep(args)
 
 
