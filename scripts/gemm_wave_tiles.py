@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from predictor.config import EpilogueSchedule, Family, KernelConfig, KernelSchedule, TileScheduler  # noqa: E402
-from predictor.portfolio import effective_times, eligible_rows  # noqa: E402
+from predictor.portfolio import eligible_rows  # noqa: E402
 from predictor.schema import read_metadata, read_sweep  # noqa: E402
 from predictor.space import grid_spec, runs_on  # noqa: E402
 
@@ -61,7 +61,7 @@ def configs() -> list[KernelConfig]:
 def report(sweep: Path, cudnn: Path, ours: str = "f16nhwc+f16nhwc90+f16gemm90") -> str:
     """Markdown: per layer the fastest of the grid's configs and of these, against cuDNN and our dispatcher."""
     d = eligible_rows(read_sweep(sweep))
-    d = d.assign(t=effective_times(d), new=d["config"].isin({c.name for c in configs()}))
+    d = d.assign(t=d["t_eff"], new=d["config"].isin({c.name for c in configs()}))
     best = d.groupby(["shape_key", "new"])["t"].min().unstack().rename(columns={False: "grid", True: "new"})
     v = pd.read_csv(cudnn).set_index("shape_key")
     best = best.join(v[["cudnn_us", f"{ours}_us"]], how="inner")

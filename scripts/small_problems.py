@@ -4,8 +4,8 @@ SWEEPs whose fastest config of FAMILIES ran in [--min-us, --max-us), fastest fir
     python scripts/small_problems.py SWEEP [SWEEP ...] --family f16nhwc --family f16nhwc90 --family f16gemm90 \
         --max-us 10 --out sweeps/runs/s12/problems-holdout.parquet
 
-A problem's time is its label's (``--times label``, the default: ``portfolio.eligible_rows`` and
-``portfolio.effective_times``, what training and the reports use); ``--times first-pass`` ranks the ok rows
+A problem's time is its label's (``--times label``, the default: the ``t_eff`` of ``portfolio.eligible_rows``,
+what training and the reports use); ``--times first-pass`` ranks the ok rows
 by their first-pass ``time_us``, how the lists of 2026-12-02 (``sweeps/runs/s11``, ``sweeps/runs/s12``) were
 made.  ``--source net`` keeps problems whose source starts with ``net`` (network layers); ``--exclude`` drops
 the problems of other sweeps (e.g. those already re-timed).
@@ -18,15 +18,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from predictor.portfolio import effective_times, eligible_rows
+from predictor.portfolio import eligible_rows
 from predictor.schema import read_sweep
 
 
 def problem_times(d: pd.DataFrame, times: str) -> pd.DataFrame:
     """One row per problem (``shape_key``): its fastest row and that row's time in ``time_us``."""
     if times == "label":
-        rows = eligible_rows(d).copy()
-        rows["time_us"] = effective_times(rows)
+        rows = eligible_rows(d)
+        rows = rows.assign(time_us=rows["t_eff"])
     else:
         rows = d[d["status"] == "ok"]
     return rows.sort_values(["time_us", "shape_key"]).drop_duplicates("shape_key")
