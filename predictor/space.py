@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from .config import (
     SEED_CONFIG, SMEM_LIMIT_BYTES, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm,
@@ -343,44 +343,62 @@ def generator_gemm_combos(family: Family) -> tuple[GemmCombo, ...]:
     return tuple(out)
 
 
+def _gemm_knobs(family: Family) -> GemmGrid:
+    knobs = grid_spec(family)
+    if not isinstance(knobs, GemmGrid):
+        raise ValueError(f"family {family.value}: its GRIDS entry is not a GemmGrid")
+    return knobs
+
+
+def gemm_tile_configs(family: Family, mn: tuple[int, int], clusters: Sequence[tuple[int, int, int]] = ((1, 1, 1),),
+                      ws_clusters: Sequence[tuple[int, int, int]] = ((1, 1, 1),), swap: bool = False, stages: int = 0,
+                      arch_limit: str = "sm_90") -> list[KernelConfig]:
+    """The configs a CUTLASS 3.x SM90 GEMM family's grid gives a tile (M, N) of its size, those that run on
+    ``arch_limit``: per cluster of ``clusters``, ping-pong (TMA epilogue) for a tile one warp group holds
+    (``GemmGrid.one_group_max_mn``) and cooperative with the default and the stream-K tile scheduler from tile
+    M 128; per cluster of ``ws_clusters``, warp-specialized (register epilogue) for a one-group tile."""
+    knobs = _gemm_knobs(family)
+    ws, pp, coop = (KernelSchedule.TmaWarpSpecialized, KernelSchedule.TmaWarpSpecializedPingpong,
+                    KernelSchedule.TmaWarpSpecializedCooperative)
+    tma, tmacoop, nosmem = (EpilogueSchedule.TmaWarpSpecialized, EpilogueSchedule.TmaWarpSpecializedCooperative,
+                            EpilogueSchedule.NoSmemWarpSpecialized)
+    tb = (mn[0], mn[1], knobs.tile_k)
+    one_group = mn[0] * mn[1] <= knobs.one_group_max_mn
+    out: list[KernelConfig] = []
+    for cluster in clusters:
+        if one_group:
+            out.append(KernelConfig.sm90(family, tb, cluster, stages, pp, tma, TileScheduler.Default, swap))
+        if mn[0] >= 128:
+            out += [KernelConfig.sm90(family, tb, cluster, stages, coop, tmacoop, ts, swap)
+                    for ts in (TileScheduler.Default, TileScheduler.StreamK)]
+    for cluster in ws_clusters if one_group else ():
+        out.append(KernelConfig.sm90(family, tb, cluster, stages, ws, nosmem, TileScheduler.Default, swap))
+    return [c for c in out if runs_on(c, arch_limit)]
+
+
 def gemm_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
     """The sweep grid of a CUTLASS 3.x SM90 GEMM family (its :class:`GemmGrid`); empty if
     ``arch_limit`` cannot run the family."""
     if not family.spec.supports(arch_limit):
         return []
-    knobs = grid_spec(family)
-    if not isinstance(knobs, GemmGrid):
-        raise ValueError(f"family {family.value}: its GRIDS entry is not a GemmGrid")
-    ws, pp, coop = (KernelSchedule.TmaWarpSpecialized, KernelSchedule.TmaWarpSpecializedPingpong,
-                    KernelSchedule.TmaWarpSpecializedCooperative)
+    knobs = _gemm_knobs(family)
+    coop = KernelSchedule.TmaWarpSpecializedCooperative
     tma, tmacoop, nosmem = (EpilogueSchedule.TmaWarpSpecialized, EpilogueSchedule.TmaWarpSpecializedCooperative,
                             EpilogueSchedule.NoSmemWarpSpecialized)
     cfgs: dict[str, KernelConfig] = {}
 
-    def add(mn, ks, es, cluster=(1, 1, 1), ts=TileScheduler.Default, stages=0, swap=False) -> None:  # type: ignore[no-untyped-def]
-        c = KernelConfig.sm90(family, (mn[0], mn[1], knobs.tile_k), cluster, stages, ks, es, ts, swap)
+    def add(mn, ks, es, cluster=(1, 1, 1), stages=0) -> None:  # type: ignore[no-untyped-def]
+        c = KernelConfig.sm90(family, (mn[0], mn[1], knobs.tile_k), cluster, stages, ks, es, TileScheduler.Default)
         if runs_on(c, arch_limit):
             cfgs.setdefault(c.name, c)
 
-    def add_tile(mn, clusters, ws_clusters, swap=False, stages=0) -> None:  # type: ignore[no-untyped-def]
-        """The schedules of a tile of its size: ping-pong and warp-specialized for one warp group,
-        cooperative and stream-K from tile M 128."""
-        one_group = mn[0] * mn[1] <= knobs.one_group_max_mn
-        for cluster in clusters:
-            if one_group:
-                add(mn, pp, tma, cluster, stages=stages, swap=swap)
-            if mn[0] >= 128:
-                add(mn, coop, tmacoop, cluster, stages=stages, swap=swap)
-                add(mn, coop, tmacoop, cluster, TileScheduler.StreamK, stages=stages, swap=swap)
-        for cluster in ws_clusters if one_group else ():
-            add(mn, ws, nosmem, cluster, stages=stages, swap=swap)
-
-    for mn in knobs.tiles:
-        add_tile(mn, knobs.clusters, knobs.ws_clusters)
-    for mn in knobs.small_tiles:
-        add_tile(mn, ((1, 1, 1),), ((1, 1, 1),))
-    for mn in knobs.swap_tiles:
-        add_tile(mn, ((1, 1, 1),), ((1, 1, 1),), swap=True, stages=knobs.swap_stages)
+    tiles = ([gemm_tile_configs(family, mn, knobs.clusters, knobs.ws_clusters, arch_limit=arch_limit)
+              for mn in knobs.tiles]
+             + [gemm_tile_configs(family, mn, arch_limit=arch_limit) for mn in knobs.small_tiles]
+             + [gemm_tile_configs(family, mn, swap=True, stages=knobs.swap_stages, arch_limit=arch_limit)
+                for mn in knobs.swap_tiles])
+    for c in (c for group in tiles for c in group):
+        cfgs.setdefault(c.name, c)
     for mn, cluster in knobs.big_clusters:
         add(mn, coop, tmacoop, cluster)
     for ks, mn in knobs.nosmem:
@@ -539,4 +557,5 @@ def _sm80_grid(family: Family) -> Sm80Grid:
 
 
 __all__ = ["GRIDS", "Sm80Grid", "Sm90Grid", "GemmGrid", "Tile", "family_grid", "generator_tiles", "generator_tiles_3x",
-           "generator_gemm_combos", "gemm_grid", "grid_spec", "sm90_grid", "default_config", "runs_on", "EpilogueFunctor"]
+           "generator_gemm_combos", "gemm_grid", "gemm_tile_configs", "grid_spec", "sm90_grid", "default_config",
+           "runs_on", "EpilogueFunctor"]

@@ -1,7 +1,7 @@
 """Print the names of an experiment's f16gemm90 configs outside the grid (``collect --extra-configs``): tiles whose
-N is a multiple of 32 but not a power of two (96, 160, 224), cluster 1x1, with the schedules ``space.gemm_grid``
-gives a tile of their size (ping-pong and warp-specialized up to 128x128, cooperative and stream-K from tile M 128),
-and the grid's 256x128 / 128x256 cooperative tiles with 2x2 and 4x1 clusters.  cuDNN's Hopper GEMM kernels
+N is a multiple of 32 but not a power of two (96, 160, 224), cluster 1x1, with the schedules the grid gives a tile
+of their size (``space.gemm_tile_configs``: ping-pong and warp-specialized up to 128x128, cooperative and stream-K
+from tile M 128), and the grid's 256x128 / 128x256 cooperative tiles with 2x2 and 4x1 clusters.  cuDNN's Hopper GEMM kernels
 (nvjet) run ResNet-50's 1x1 layers with tiles such as 128x96, 128x224, 64x112 and 128x192 and clusters up to 4x2
 (``bench/vendor_layers/*-ref-heuristic-*.csv``, column ``cudnn_kernels``), where the grid's powers of two leave a
 partial last wave.
@@ -25,10 +25,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from predictor.config import EpilogueSchedule, Family, KernelConfig, KernelSchedule, TileScheduler  # noqa: E402
+from predictor.config import Family, KernelConfig  # noqa: E402
 from predictor.portfolio import eligible_rows  # noqa: E402
 from predictor.schema import read_metadata, read_sweep  # noqa: E402
-from predictor.space import grid_spec, runs_on  # noqa: E402
+from predictor.space import gemm_tile_configs, grid_spec, runs_on  # noqa: E402
 
 FAMILY = Family.F16_GEMM_SM90
 WAVE_TILES = ((64, 96), (64, 160), (64, 224), (128, 96), (128, 160), (128, 224), (256, 96))
@@ -36,26 +36,12 @@ CLUSTER_TILES = (((256, 128), (2, 2, 1)), ((256, 128), (4, 1, 1)), ((128, 256), 
 
 
 def configs() -> list[KernelConfig]:
-    knobs = grid_spec(FAMILY)
-    pp, coop, ws = (KernelSchedule.TmaWarpSpecializedPingpong, KernelSchedule.TmaWarpSpecializedCooperative,
-                    KernelSchedule.TmaWarpSpecialized)
-    out: list[KernelConfig] = []
-
-    def add(mn, ks, es, cluster=(1, 1, 1), ts=TileScheduler.Default) -> None:  # type: ignore[no-untyped-def]
-        c = KernelConfig.sm90(FAMILY, (mn[0], mn[1], knobs.tile_k), cluster, 0, ks, es, ts)
-        if runs_on(c, "sm_90") and c not in out:
-            out.append(c)
-
-    for mn in WAVE_TILES:
-        if mn[0] * mn[1] <= knobs.one_group_max_mn:
-            add(mn, pp, EpilogueSchedule.TmaWarpSpecialized)
-            add(mn, ws, EpilogueSchedule.NoSmemWarpSpecialized)
-        if mn[0] >= 128:
-            add(mn, coop, EpilogueSchedule.TmaWarpSpecializedCooperative)
-            add(mn, coop, EpilogueSchedule.TmaWarpSpecializedCooperative, ts=TileScheduler.StreamK)
-    for mn, cluster in CLUSTER_TILES:
-        add(mn, coop, EpilogueSchedule.TmaWarpSpecializedCooperative, cluster)
-    return out
+    """The experiment's configs: the schedules the grid gives each wave tile (``space.gemm_tile_configs``, cluster
+    1x1), then the cooperative cluster tiles."""
+    tile_k = grid_spec(FAMILY).tile_k
+    out = [c for mn in WAVE_TILES for c in gemm_tile_configs(FAMILY, mn)]
+    out += [KernelConfig.sm90(FAMILY, (mn[0], mn[1], tile_k), cluster) for mn, cluster in CLUSTER_TILES]
+    return [c for c in dict.fromkeys(out) if runs_on(c, "sm_90")]
 
 
 def report(sweep: Path, cudnn: Path, ours: str = "f16nhwc+f16nhwc90+f16gemm90") -> str:
