@@ -15,18 +15,13 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from predictor.features import ConvProblem  # noqa: E402
-from predictor.schema import SHAPE_COLUMNS  # noqa: E402
-
-CATALOG = ROOT / "predictor" / "data" / "networks"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from vendor_layers import catalog_calls  # noqa: E402
 
 
-def network_calls(net: str, folder: Path = CATALOG) -> pd.DataFrame:
+def network_calls(net: str) -> pd.DataFrame:
     """The conv calls of ``net`` per batch: shape key, N, count (calls per forward pass), R, S."""
-    d = pd.read_csv(folder / f"{net}.csv", comment="#")
-    d["shape_key"] = [ConvProblem(*(int(r[c]) for c in SHAPE_COLUMNS)).key for r in d.to_dict("records")]
+    d = catalog_calls(nets=[net])
     return d.groupby(["shape_key", "N", "R", "S"], as_index=False)["count"].sum()
 
 

@@ -76,23 +76,30 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def catalog_layers(batches: list[int] | None, multiple: int = 8, pointwise: bool = False,
-                   folder: Path = CATALOG) -> pd.DataFrame:
-    """Distinct problems of the network catalog (``predictor/data/networks``, or another ``folder`` of
-    ``--layers`` CSVs, one per network) with their networks: C and K multiples of ``multiple``; with
-    ``pointwise`` only the 1x1 / stride-1 / pad-0 / dilation-1 ones."""
+def catalog_calls(folder: Path = CATALOG, nets: list[str] | None = None) -> pd.DataFrame:
+    """The rows of the network catalog's CSVs (``predictor/data/networks``, or another ``folder`` of ``--layers``
+    CSVs, one per network; only ``nets`` when given), each with its ``network`` and ``shape_key``."""
+    paths = [Path(folder) / f"{n}.csv" for n in nets] if nets else sorted(Path(folder).glob("*.csv"))
     frames = []
-    for f in sorted(Path(folder).glob("*.csv")):
+    for f in paths:
         d = pd.read_csv(f, comment="#")
         d["network"] = f.stem
         frames.append(d)
     d = pd.concat(frames, ignore_index=True)
+    d["shape_key"] = [ConvProblem(*(int(r[c]) for c in SHAPE_COLUMNS)).key for r in d.to_dict("records")]
+    return d
+
+
+def catalog_layers(batches: list[int] | None, multiple: int = 8, pointwise: bool = False,
+                   folder: Path = CATALOG) -> pd.DataFrame:
+    """Distinct problems of the network catalog (:func:`catalog_calls`) with their networks: C and K multiples
+    of ``multiple``; with ``pointwise`` only the 1x1 / stride-1 / pad-0 / dilation-1 ones."""
+    d = catalog_calls(folder)
     d = d[(d["C"] % multiple == 0) & (d["K"] % multiple == 0)]
     if pointwise:
         d = d[(d["R"] == 1) & (d["S"] == 1) & (d["stride"] == 1) & (d["pad"] == 0) & (d["dilation"] == 1)]
     if batches:
         d = d[d["N"].isin(batches)]
-    d["shape_key"] = [ConvProblem(*(int(r[c]) for c in SHAPE_COLUMNS)).key for r in d.to_dict("records")]
     nets = d.groupby("shape_key")["network"].agg(lambda s: " ".join(sorted(set(s))))
     d = d.drop_duplicates("shape_key").set_index("shape_key")
     d["networks"] = nets

@@ -67,3 +67,26 @@ def test_pool_summarises_the_runs_together_and_refuses_a_layer_twice(vl, tmp_pat
     assert row == f"| x | 3 | {(2.0 * 1.0 * 2.0) ** (1 / 3):.3f} | 67% | 1 | 1.000 | 3/3 |"
     with pytest.raises(SystemExit, match="more than one CSV"):
         vl.main(["--vendor", "cublaslt_int8", "--pool", str(runs[0]), str(runs[0]), "--out", str(tmp_path / "q")])
+
+
+def test_layer_sums_weight_each_layer_by_its_calls(tmp_path: Path) -> None:
+    """bench/layer_sums.py: a network's sums count each distinct layer as often as the network calls it (the
+    catalog's ``count``), 1x1 layers apart, and name the layers that lose the most time."""
+    ls = script_module("bench/layer_sums.py")
+    calls = ls.network_calls("resnet50")
+    calls = calls[calls["N"] == 8]
+    assert calls["count"].sum() == 53 and calls["shape_key"].is_unique  # torchvision's ResNet-50: 53 convs
+    ones = (calls["R"] == 1) & (calls["S"] == 1)
+    fam = "f16nhwc+f16nhwc90+f16gemm90"
+    run = pd.DataFrame({"shape_key": calls["shape_key"], "cudnn_us": 2.0,
+                        f"{fam}_us": [4.0 if one else 1.0 for one in ones]})
+    csv = tmp_path / "run.csv"
+    run.to_csv(csv, index=False)
+    text = ls.report(csv, fam, ["resnet50"])
+    n1, n3 = int(calls.loc[ones, "count"].sum()), int(calls.loc[~ones, "count"].sum())
+    row = next(line for line in text.splitlines() if line.startswith("| resnet50 | 8 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2:] == [str(n1 + n3), f"{2.0 * (n1 + n3):.1f}", f"{4.0 * n1 + n3:.1f}",
+                         f"{2.0 * (n1 + n3) / (4.0 * n1 + n3):.3f}", "0.500", "2.000"]
+    lost = [line for line in text.splitlines() if line.startswith("| resnet50 | n8_")]
+    assert lost and all("_r1_s1_" in line for line in lost)  # the 1x1 layers lose here
