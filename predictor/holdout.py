@@ -102,10 +102,11 @@ def score_key(df: pd.DataFrame, key: Key, gpu: str, nets: dict[str, list[str]], 
     col = lambda name: index.get(name, -1)  # noqa: E731  (picked_times: -1 -> the layer's worst time)
     cands = [model.ir.candidates(x) for x in X]
     refused = cannot_implement(df, key)
-    runs = [dispatched(c, model.ir.classes, refused.get(str(k), set())) for c, k in zip(cands, table.keys)]
+    refusing = [refused.get(str(k), set()) for k in table.keys]
+    runs = [dispatched(c, model.ir.classes, no) for c, no in zip(cands, refusing)]
     pick_t = picked_times(table, np.array([col(r) for r in runs]))
     # first-call tuning times the leaf's candidates whose kernels take the layer, else runs as the static path
-    tried = [[c for c in cs if c not in refused.get(str(k), set())] or [r] for cs, k, r in zip(cands, table.keys, runs)]
+    tried = [[c for c in cs if c not in no] or [r] for cs, no, r in zip(cands, refusing, runs)]
     width = max(len(c) for c in tried)
     tuned_t = np.min(np.stack([picked_times(table, np.array([col(c[min(j, len(c) - 1)]) for c in tried]))
                                for j in range(width)], axis=1), axis=1)
@@ -137,7 +138,8 @@ def report_markdown(layers: pd.DataFrame, *, command: str, sweeps: Sequence[tupl
     lines += ["- score of a layer = fastest time of the whole grid / time of the shipped pick (where its kernel cannot "
               "implement the layer, of the config the generated dispatcher falls back to: the next of the leaf's "
               "candidates, then the model's other configs, column `runs` of layers.csv); **tuned** = the "
-              "fastest of the leaf's candidates (first-call tuning); **bound** = the best of the model's own "
+              "fastest of the leaf's candidates whose kernels take the layer (first-call tuning; none: what the "
+              "static path runs); **bound** = the best of the model's own "
               "configs; **new shapes** = layers whose shape is in no training sweep of the shipped run; a layer "
               "of several networks counts once per network in their rows, once in the pooled rows; cells are "
               "geomean / P10 / worst", "", "## Summary", "",

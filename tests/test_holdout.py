@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from predictor.holdout import layer_networks, main, score_key, training_keys
+from predictor.holdout import cannot_implement, dispatched, layer_networks, main, score_key, training_keys
 from predictor.lono import load_sweeps
 from predictor.model_key import model_key
 from predictor.portfolio import effective_times
@@ -62,3 +62,18 @@ def test_cli_report(tmp_path: Path) -> None:
         main([str(SWEEP), "--layers-dir", str(tmp_path), "--out", str(out)])
     with pytest.raises(SystemExit, match="not a shipped run"):
         main([str(SWEEP), "--layers-dir", str(LAYERS), "--gpu", "nope", "--out", str(out)])
+
+
+def test_scores_the_config_the_dispatcher_runs() -> None:
+    """A pick whose kernel refused the layer (cannot_implement) is scored as the generated dispatchers run it: the
+    next of the leaf's candidates that does not refuse, then the model's other configs in their order."""
+    configs = ["a", "b", "c", "d"]
+    assert dispatched(["b", "a"], configs, set()) == "b"
+    assert dispatched(["b", "a"], configs, {"b"}) == "a"
+    assert dispatched(["b", "a"], configs, {"a", "b"}) == "c"
+    assert dispatched(["b", "a"], configs, {"a", "b", "c"}) == "d"
+    assert dispatched(["b", "a"], configs, set(configs)) == "b"  # all refuse: the pick (the dispatcher's error)
+    df = pd.DataFrame({"shape_key": ["s1", "s1", "s2", "s2"], "family": ["f16nhwc", "f16nhwc90", "f16nhwc", "i8nc32"],
+                       "config": ["a", "b", "c", "d"],
+                       "status": ["cannot_implement", "ok", "cannot_implement", "cannot_implement"]})
+    assert cannot_implement(df, model_key("f16nhwc+f16nhwc90")) == {"s1": {"a"}, "s2": {"c"}}

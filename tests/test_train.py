@@ -99,24 +99,6 @@ def test_holdout_prefixes_and_family_option(tmp_path: Path) -> None:
     assert not (tmp_path / "export").exists()
 
 
-def test_holdout_scores_the_config_the_dispatcher_runs() -> None:
-    """A pick whose kernel refused the layer (cannot_implement) is scored as the generated dispatchers run it: the
-    next of the leaf's candidates that does not refuse, then the model's other configs in their order."""
-    from predictor.holdout import cannot_implement, dispatched
-    from predictor.model_key import model_key
-
-    configs = ["a", "b", "c", "d"]
-    assert dispatched(["b", "a"], configs, set()) == "b"
-    assert dispatched(["b", "a"], configs, {"b"}) == "a"
-    assert dispatched(["b", "a"], configs, {"a", "b"}) == "c"
-    assert dispatched(["b", "a"], configs, {"a", "b", "c"}) == "d"
-    assert dispatched(["b", "a"], configs, set(configs)) == "b"  # all refuse: the pick (the dispatcher's error)
-    df = pd.DataFrame({"shape_key": ["s1", "s1", "s2", "s2"], "family": ["f16nhwc", "f16nhwc90", "f16nhwc", "i8nc32"],
-                       "config": ["a", "b", "c", "d"],
-                       "status": ["cannot_implement", "ok", "cannot_implement", "cannot_implement"]})
-    assert cannot_implement(df, model_key("f16nhwc+f16nhwc90")) == {"s1": {"a"}, "s2": {"c"}}
-
-
 # --------------------------------------------------------------------------- bad input
 def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     """Run the CLI on bad input: exit code 2 and exactly one line on stderr, which is returned."""
