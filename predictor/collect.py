@@ -202,9 +202,9 @@ def extra_configs(names: Sequence[str], families: Sequence[Family]) -> list[Kern
     return out
 
 
-def _family_configs(args: argparse.Namespace, fam: Family) -> list[KernelConfig]:
-    """The family's grid, narrowed by ``--configs`` and ``--max-configs``, then the ``--extra-configs`` of
-    the family not in it."""
+def _family_configs(args: argparse.Namespace, fam: Family, extra: Sequence[KernelConfig] = ()) -> list[KernelConfig]:
+    """The family's grid, narrowed by ``--configs`` and ``--max-configs``, then the configs of ``extra``
+    (:func:`extra_configs`) of the family not in it."""
     cfgs = family_grid(fam)
     if args.configs:
         wanted = set(args.configs)
@@ -212,14 +212,15 @@ def _family_configs(args: argparse.Namespace, fam: Family) -> list[KernelConfig]
     if args.max_configs:
         cfgs = cfgs[: args.max_configs]
     names = {c.name for c in cfgs}
-    extra = [c for c in extra_configs(args.extra_configs, _families(args))
-             if c.family is fam and c.name not in names]
-    return cfgs + list({c.name: c for c in extra}.values())
+    return cfgs + list({c.name: c for c in extra if c.family is fam and c.name not in names}.values())
 
 
-def _planned_configs(args: argparse.Namespace, arch: str | None = None) -> list[KernelConfig]:
-    """Every config the sweep plans on ``arch``: each family's :func:`_family_configs`."""
-    return [c for fam in _families(args, arch) for c in _family_configs(args, fam)]
+def _planned_configs(args: argparse.Namespace, arch: str | None = None) -> list[tuple[Family, list[KernelConfig]]]:
+    """Each family the sweep plans on ``arch`` with its configs (:func:`_family_configs`; ``--extra-configs``
+    parsed once)."""
+    fams = _families(args, arch)
+    extra = extra_configs(args.extra_configs, fams)
+    return [(fam, _family_configs(args, fam, extra)) for fam in fams]
 
 
 def _family_shapes(args: argparse.Namespace, fam: Family) -> list[Shape]:
@@ -246,7 +247,7 @@ def _family_shapes(args: argparse.Namespace, fam: Family) -> list[Shape]:
 
 def plan_sweep(args: argparse.Namespace) -> Plan:
     """Every family's configs and problems in this shard, saved or not."""
-    return [(fam, _family_configs(args, fam), _family_shapes(args, fam)) for fam in _families(args)]
+    return [(fam, cfgs, _family_shapes(args, fam)) for fam, cfgs in _planned_configs(args)]
 
 
 def _check_same_grid(previous: list[pd.DataFrame], plan: Plan, out: Path) -> None:

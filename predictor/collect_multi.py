@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import emit
-from .config import KernelConfig
+from .config import Family, KernelConfig
 from .schema import merge_frames, read_metadata, read_sweep, validate_frame, write_sweep
 
 _LOG = logging.getLogger("predictor.collect")
@@ -32,11 +32,11 @@ def visible_gpus() -> list[str]:
 
 
 def run_multi_gpu(args: argparse.Namespace, argv: list[str],
-                  configs: Callable[[argparse.Namespace, str], list[KernelConfig]]) -> int:
+                  plan: Callable[[argparse.Namespace, str], list[tuple[Family, list[KernelConfig]]]]) -> int:
     """One collector process per GPU: sub-shard ``i*G + g`` of ``n*G`` for GPU g, each with its
-    own CUDA_VISIBLE_DEVICES and parts folder; then merge everything into ``--out``.  ``configs(args, arch)``:
-    the collector's configs for the target, ``--configs`` and ``--extra-configs`` applied (built once, before the
-    workers start)."""
+    own CUDA_VISIBLE_DEVICES and parts folder; then merge everything into ``--out``.  ``plan(args, arch)``:
+    the collector's families and their configs for the target, ``--configs`` and ``--extra-configs`` applied
+    (built once, before the workers start)."""
     gpus = visible_gpus()
     if args.gpus != "all":
         gpus = gpus[: int(args.gpus)]
@@ -50,7 +50,7 @@ def run_multi_gpu(args: argparse.Namespace, argv: list[str],
         from .cuda_backend import default_arch
 
         arch = args.arch or default_arch()
-        emit.build_libraries(configs(args, arch), arch, args.build_dir, args.jobs)
+        emit.build_libraries([c for _, cfgs in plan(args, arch) for c in cfgs], arch, args.build_dir, args.jobs)
     base = strip_options(argv, {"--gpus": 1, "--shard": 1, "--out": 1, "--parts": 1})
     procs = []
     t0 = time.time()
