@@ -378,7 +378,10 @@ SHIPPED_RUNS = (
                         # the fp16 choice's problems under 8 µs again, every config of its three families
                         # timed as graph replays (timing method 3), which label them alone
                         # (portfolio.one_method_per_problem)
-                        "sweeps/h200-graph-f16.parquet"),
+                        "sweeps/h200-graph-f16.parquet",
+                        # f16nhwc90's 9 explicit configs (tile K 32, tile N 32 / 96; session 14): eager batches on
+                        # its eager-labelled problems, graph batches on the graph-labelled ones
+                        "sweeps/h200-sm90-k32.parquet", "sweeps/h200-graph-sm90-k32.parquet"),
                choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90",
                         "i8nhwc+i8nhwc90+i8gemm90"),
                # distill: 0.974 / 0.918 vs repick's 0.970 / 0.902 leave-network-group-out

@@ -1,9 +1,9 @@
 """Split a sweep that re-measured some configs of an earlier sweep (anchors) next to new configs.
 
-    python scripts/split_anchors.py RAW --old OLD --out NEW [--anchors-out ANCHORS] [--report MD]
+    python scripts/split_anchors.py RAW --old OLD [OLD...] --out NEW [--anchors-out ANCHORS] [--report MD]
 
-``RAW``: the collector's file (new configs and anchors, one run); ``OLD``: the earlier sweep of the same
-family.  Writes ``NEW`` (RAW's rows of configs OLD does not hold: they join OLD's as labels, with no
+``RAW``: the collector's file (new configs and anchors, one run); ``OLD``: the earlier sweep(s) of the same
+family (several: read as one, e.g. the two files whose problems RAW re-measured).  Writes ``NEW`` (RAW's rows of configs OLD does not hold: they join OLD's as labels, with no
 (family, shape, config) twice), optionally ``ANCHORS`` (RAW's rows of OLD's configs), and reports, per anchor,
 the new/old ratio of the label times on the problems both measured and how often the anchors' winner
 is the same: the evidence that the two runs' times are comparable before their rows are mixed.
@@ -25,18 +25,20 @@ from predictor.schema import file_sha256, read_metadata, read_sweep, write_sweep
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("raw", type=Path)
-    p.add_argument("--old", type=Path, required=True)
+    p.add_argument("--old", type=Path, nargs="+", required=True)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--anchors-out", type=Path, default=None)
     p.add_argument("--report", type=Path, default=None, help="markdown comparison of the anchors (default: stdout)")
     a = p.parse_args(argv)
-    raw, old = read_sweep(a.raw), read_sweep(a.old)
+    raw, old = read_sweep(a.raw), pd.concat([read_sweep(o) for o in a.old], ignore_index=True)
     old_cfgs = set(old["config"].astype(str))
     is_anchor = raw["config"].astype(str).isin(old_cfgs)
     if not is_anchor.any():
-        raise SystemExit(f"{a.raw}: no config of {a.old} in it (no anchors)")
+        raise SystemExit(f"{a.raw}: no config of {', '.join(map(str, a.old))} in it (no anchors)")
     meta = read_metadata(a.raw)
-    src = {"raw": str(a.raw), "raw_sha256": file_sha256(a.raw), "old": str(a.old), "old_sha256": file_sha256(a.old)}
+    olds = {"old": str(a.old[0]), "old_sha256": file_sha256(a.old[0])} if len(a.old) == 1 else \
+        {"old": [str(o) for o in a.old], "old_sha256": [file_sha256(o) for o in a.old]}
+    src = {"raw": str(a.raw), "raw_sha256": file_sha256(a.raw), **olds}
     write_sweep(raw[~is_anchor], a.out, {**meta, "split_anchors": {**src, "kept": "configs not in old"}})
     if a.anchors_out:
         write_sweep(raw[is_anchor], a.anchors_out, {**meta, "split_anchors": {**src, "kept": "configs of old"}})
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     t_new = m.set_index(["shape_key", "config"])["t_eff_new"]
     best_new = m.groupby("shape_key")["t_eff_new"].min()
     kept = np.array([best_new[s] / t_new[(s, c)] for s, c in win_old.items()])
-    lines = [f"# Anchors: `{a.raw.name}` against `{a.old.name}`", "",
+    lines = [f"# Anchors: `{a.raw.name}` against {', '.join(f'`{o.name}`' for o in a.old)}", "",
              f"- command: `python scripts/split_anchors.py {' '.join(sys.argv[1:] if argv is None else argv)}`",
              f"- {len(m)} (problem, anchor) pairs measured in both runs; {m['shape_key'].nunique()} problems; "
              f"ratio = new run's label time / old run's", "",

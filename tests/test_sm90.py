@@ -124,12 +124,17 @@ def test_every_grid_config_round_trips(family: Family) -> None:
 @needs_cutlass
 @pytest.mark.parametrize("family", SM90_FAMILIES, ids=lambda f: f.value)
 def test_sm90_grid(family: Family) -> None:
-    from predictor.space import default_config, family_grid, generator_tiles, generator_tiles_3x, runs_on
+    from predictor.space import default_config, family_grid, generator_tiles, generator_tiles_3x, grid_spec, runs_on
 
-    grid = family_grid(family)
+    full = family_grid(family)
+    explicit = [KernelConfig.sm90(family, tb, (cm, 1, 1), st) for tb, cm, st in grid_spec(family).explicit]
+    assert set(explicit) <= set(full)
+    grid = [c for c in full if c not in explicit]  # the knobs' grid around the generator's tiles
     assert 24 <= len(grid) <= 40
     tile_k = 4 * FAMILY_SPECS[family].instruction_shape[2]
     assert {c.tb[2] for c in grid} == {tile_k}
+    # explicit configs: the grid's tile K or half of it (fp16: 32, for layers of 32 or 96 input channels)
+    assert {c.tb[2] for c in explicit} <= {tile_k, tile_k // 2}
     assert {c.cluster for c in grid} == {(1, 1, 1), (2, 1, 1), (1, 2, 1)}
     assert {c.epilogue_schedule for c in grid} == {EpilogueSchedule.TmaWarpSpecialized,
                                                    EpilogueSchedule.NoSmemWarpSpecialized}
@@ -141,7 +146,9 @@ def test_sm90_grid(family: Family) -> None:
     assert all(runs_on(c, "sm_90") and not runs_on(c, "sm_87") for c in grid)
     assert family_grid(family, "sm_87") == []
     # the same knobs for both SM90 families
-    f16 = {(c.tb[:2], c.cluster, c.stages, c.epilogue_schedule) for c in family_grid(SM90)}
+    f16_explicit = {KernelConfig.sm90(SM90, tb, (cm, 1, 1), st) for tb, cm, st in grid_spec(SM90).explicit}
+    assert len(f16_explicit) == 9
+    f16 = {(c.tb[:2], c.cluster, c.stages, c.epilogue_schedule) for c in family_grid(SM90) if c not in f16_explicit}
     assert {(c.tb[:2], c.cluster, c.stages, c.epilogue_schedule) for c in grid} == f16
     if family is SM90:
         assert CFG in grid and SMALL in grid
