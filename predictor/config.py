@@ -24,6 +24,8 @@ Two kinds of kernel live here, chosen by the family (``FamilySpec.cutlass_api``)
   ``cutlass::gemm::device::GemmUniversalAdapter`` over the GEMM CollectiveBuilders): the same knobs
   plus the tile scheduler (default/persistent or stream-K) and ``swap_ab``.  Name: the 3.x name with
   ``_ts<tile scheduler>`` (then ``_swapab`` for a transposed kernel) after the epilogue schedule.
+* Either 3.x kind may fix the epilogue's subtile (``epi_tile``, ``_ep<M>x<N>`` after the epilogue schedule;
+  left out: ``EpilogueTileAuto``, which stores 128x32 (cooperative) or 64x32 (one warp group) at a time).
 
 The CUTLASS 3.x fields (``cluster``, ``kernel_schedule``, ``epilogue_schedule``, ``tile_scheduler``)
 default to values that leave every 2.x config -- and its name -- exactly as before.
@@ -295,7 +297,8 @@ _NAME_RE = re.compile(
 #: Names of CUTLASS 3.x configs (``FamilySpec.cutlass_api == 3``).
 _NAME3_RE = re.compile(
     r"^(?P<family>[a-z0-9]+)_t(?P<tb>\d+x\d+x\d+)_c(?P<cluster>\d+x\d+x\d+)_s(?P<stages>auto|\d+)"
-    r"_k(?P<kernel_schedule>[a-z0-9]+)_e(?P<epilogue_schedule>[a-z0-9]+)(?:_ts(?P<tile_scheduler>[a-z]+))?"
+    r"_k(?P<kernel_schedule>[a-z0-9]+)_e(?P<epilogue_schedule>[a-z0-9]+)(?:_ep(?P<epi_tile>\d+x\d+))?"
+    r"(?:_ts(?P<tile_scheduler>[a-z]+))?"
     r"(?P<swap_ab>_swapab)?_a(?P<align>\d+x\d+x\d+)_(?P<epilogue>[a-z]+)$"
 )
 
@@ -334,6 +337,7 @@ class KernelConfig:
     epilogue_schedule: EpilogueSchedule = EpilogueSchedule.NotApplicable
     tile_scheduler: TileScheduler = TileScheduler.NotApplicable  # GEMM family only
     swap_ab: bool = False  # GEMM only: D^T = filter x activations^T, column-major D (N*H*W is the tile's N)
+    epi_tile: tuple[int, int] = (0, 0)  # 3.x TMA epilogues: the subtile stored at a time, M x N; (0, 0): auto
 
     def __lt__(self, other: "KernelConfig") -> bool:  # enums are not orderable: order by name
         return self.name < other.name
@@ -354,6 +358,12 @@ class KernelConfig:
             raise ValueError("split_k_slices > 1 needs split_k_mode=Serial and vice versa")
         if self.swap_ab and self.spec.operation != "gemm":
             raise ValueError(f"{self.family.value}: swap_ab is a GEMM family knob")
+        if self.epi_tile != (0, 0) and (self.spec.cutlass_api != 3 or len(self.epi_tile) != 2
+                                        or self.epilogue_schedule is EpilogueSchedule.NoSmemWarpSpecialized
+                                        or any(int(e) <= 0 for e in self.epi_tile)
+                                        or self.tb[0] % self.epi_tile[0] or self.tb[1] % self.epi_tile[1]):
+            raise ValueError(f"{self.family.value}: epi_tile {self.epi_tile} must divide the tile's M x N {self.tb[:2]} "
+                             "and needs a CUTLASS 3.x TMA epilogue")
         if self.spec.cutlass_api == 3:
             self._check_3x()
             return
@@ -413,7 +423,8 @@ class KernelConfig:
     def sm90(cls, family: Family, tb: tuple[int, int, int], cluster: tuple[int, int, int] = (1, 1, 1),
              stages: int = 0, kernel_schedule: KernelSchedule | None = None,
              epilogue_schedule: EpilogueSchedule | None = None,
-             tile_scheduler: TileScheduler | None = None, swap_ab: bool = False) -> "KernelConfig":
+             tile_scheduler: TileScheduler | None = None, swap_ab: bool = False,
+             epi_tile: tuple[int, int] = (0, 0)) -> "KernelConfig":
         """A CUTLASS 3.x config of ``family`` (the derived and fixed fields filled in).  Schedules
         left out: conv, the implicit-GEMM warp-specialized kernel with the TMA epilogue; GEMM, the
         cooperative kernel with its TMA epilogue and the default (persistent) tile scheduler."""
@@ -428,7 +439,8 @@ class KernelConfig:
         warp, inst = derived_warp_inst(family, tb, ks)
         return cls(family=family, tb=tb, warp=warp, inst=inst, stages=stages, align=tma_alignment(family),
                    epilogue=family.spec.epilogue, cluster=(int(cluster[0]), int(cluster[1]), int(cluster[2])),
-                   kernel_schedule=ks, epilogue_schedule=es, tile_scheduler=ts, swap_ab=swap_ab)
+                   kernel_schedule=ks, epilogue_schedule=es, tile_scheduler=ts, swap_ab=swap_ab,
+                   epi_tile=(int(epi_tile[0]), int(epi_tile[1])))
 
     # ----------------------------------------------------------------- derived
     @property
@@ -493,8 +505,9 @@ class KernelConfig:
             c = "x".join(map(str, self.cluster))
             ts = "" if self.tile_scheduler is TileScheduler.NotApplicable else f"_ts{self.tile_scheduler.value}"
             swap = "_swapab" if self.swap_ab else ""
+            ep = "" if self.epi_tile == (0, 0) else f"_ep{self.epi_tile[0]}x{self.epi_tile[1]}"
             return (f"{self.family.value}_t{t}_c{c}_s{self._stages_text()}_k{self.kernel_schedule.value}"
-                    f"_e{self.epilogue_schedule.value}{ts}{swap}_a{a}_{self.epilogue.value}")
+                    f"_e{self.epilogue_schedule.value}{ep}{ts}{swap}_a{a}_{self.epilogue.value}")
         w = "x".join(map(str, self.warp))
         i = "x".join(map(str, self.inst))
         sk = "1" if self.split_k_mode is SplitKMode.NoSplit else f"serial{self.split_k_slices}"
@@ -517,7 +530,8 @@ class KernelConfig:
                     Family(m3["family"]), _dims(m3["tb"]), _dims(m3["cluster"]),
                     0 if m3["stages"] == "auto" else int(m3["stages"]),
                     KernelSchedule(m3["kernel_schedule"]), EpilogueSchedule(m3["epilogue_schedule"]),
-                    TileScheduler(m3["tile_scheduler"]) if m3["tile_scheduler"] else None, bool(m3["swap_ab"]))
+                    TileScheduler(m3["tile_scheduler"]) if m3["tile_scheduler"] else None, bool(m3["swap_ab"]),
+                    tuple(int(v) for v in m3["epi_tile"].split("x")) if m3["epi_tile"] else (0, 0))  # type: ignore[arg-type]
             except ValueError as exc:
                 raise ValueError(f"bad KernelConfig name {name!r}: {exc}") from exc
             if cfg.name != name:
@@ -550,6 +564,8 @@ class KernelConfig:
         out: dict[str, Any] = {"name": self.name, "kernel_name": self.kernel_name}
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name == "epi_tile" and v == (0, 0):  # auto: the tables of every config before it, unchanged
+                continue
             if isinstance(v, enum.Enum):
                 out[f.name] = v.name
             elif isinstance(v, tuple):

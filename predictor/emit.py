@@ -241,11 +241,26 @@ def runtime_header_path(name: str) -> Path:
     return _CSRC / name
 
 
+_EPI_TILE_AUTO = "cutlass::epilogue::collective::EpilogueTileAuto"
+
+
+def _with_epi_tile(body: str, cfg: KernelConfig) -> str:
+    """``body`` (a ``cutlass_library`` 3.x kernel) with ``cfg.epi_tile`` in place of ``EpilogueTileAuto``, which the
+    emitters always write."""
+    if cfg.epi_tile == (0, 0):
+        return body
+    if body.count(_EPI_TILE_AUTO) != 1:
+        raise RuntimeError(f"{cfg.name}: expected one {_EPI_TILE_AUTO} in cutlass_library's kernel, found "
+                           f"{body.count(_EPI_TILE_AUTO)}")
+    m, n = cfg.epi_tile
+    return body.replace(_EPI_TILE_AUTO, f"cute::Shape<cute::_{m}, cute::_{n}>")
+
+
 def _kernel_body_3x(cfg: KernelConfig) -> str:
     from cutlass_library.conv3x_emitter import EmitConv3xInstance
 
     op = _operation_3x(cfg)
-    body = EmitConv3xInstance().emit(op)
+    body = _with_epi_tile(EmitConv3xInstance().emit(op), cfg)
     base = op.procedural_name()
     ns = f"pk_{cfg.kernel_name}"  # the emitted names omit some fields: keep each kernel's own
     return (
@@ -258,7 +273,7 @@ def _kernel_body_gemm3x(cfg: KernelConfig) -> str:
     from cutlass_library.gemm_operation import EmitGemmUniversal3xInstance
 
     op = _operation_gemm(cfg)
-    body = EmitGemmUniversal3xInstance().emit(op)
+    body = _with_epi_tile(EmitGemmUniversal3xInstance().emit(op), cfg)
     base = op.procedural_name()
     ns = f"pk_{cfg.kernel_name}"
     return (

@@ -120,6 +120,8 @@ def _comment(s: str) -> str:
 
 
 def _config_row(cfg: KernelConfig, smem: int, sm87_ok: bool, with_family: bool = False) -> str:
+    if cfg.epi_tile != (0, 0):
+        raise ValueError(f"{cfg.name}: the C++ config table has no epilogue-tile field yet (KernelConfig.epi_tile)")
     d = cfg.to_dict()
     parts = [
         f"{d['tb_m']}, {d['tb_n']}, {d['tb_k']}", f"{d['warp_m']}, {d['warp_n']}, {d['warp_k']}",

@@ -134,6 +134,41 @@ def test_transposed_kernel_writes_a_column_major_output() -> None:
 
 
 @per_family
+def test_a_fixed_epilogue_tile_is_in_the_name_and_the_kernel(fam: Family) -> None:
+    auto = streamk(fam)
+    e = dataclasses.replace(auto, epi_tile=(128, 64))
+    assert e.name == auto.name.replace("_etmacoop_", "_etmacoop_ep128x64_") and e.kernel_name == e.name
+    assert KernelConfig.from_name(e.name) == e and e != auto
+    # the tables of every config without one are as before; a fixed one is a column of them
+    assert "epi_tile_m" not in auto.to_dict() and e.to_dict()["epi_tile_n"] == 64
+    for bad in ((96, 64), (128, 48), (0, 64)):  # must divide the tile's M x N
+        with pytest.raises(ValueError, match="epi_tile"):
+            dataclasses.replace(auto, epi_tile=bad)
+    with pytest.raises(ValueError, match="TMA epilogue"):
+        KernelConfig.sm90(fam, (128, 128, TILE_K[fam]), kernel_schedule=PP,
+                          epilogue_schedule=EpilogueSchedule.NoSmemWarpSpecialized, epi_tile=(64, 64))
+    with pytest.raises(ValueError, match="epi_tile"):
+        dataclasses.replace(KernelConfig.from_name(
+            "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb"), epi_tile=(64, 64))
+    from predictor.export_cpp import _config_row
+
+    with pytest.raises(ValueError, match="epilogue-tile"):
+        _config_row(e, 0, False)
+
+
+@needs_cutlass
+def test_a_fixed_epilogue_tile_replaces_the_automatic_one() -> None:
+    from predictor.emit import kernel_source
+
+    auto = pingpong(GEMM)
+    src = kernel_source(dataclasses.replace(auto, epi_tile=(64, 64)))
+    assert "EpilogueTileAuto" in kernel_source(auto) and "EpilogueTileAuto" not in src
+    assert "cute::Shape<cute::_64, cute::_64>," in src
+    conv = KernelConfig.sm90(Family.F16_NHWC_SM90, (128, 128, 64), epi_tile=(64, 128))
+    assert "cute::Shape<cute::_64, cute::_128>," in kernel_source(conv)
+
+
+@per_family
 def test_gemm_fields_are_checked(fam: Family) -> None:
     with pytest.raises(ValueError, match="2.x family"):
         dataclasses.replace(KernelConfig.from_name(
