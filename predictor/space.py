@@ -73,6 +73,19 @@ class Sm90Grid:
     explicit: tuple[tuple[tuple[int, int, int], int, int], ...] = ()
 
 
+#: f16gemm90's fixed epilogue subtiles (session 14): the 8 of ``scripts/gemm_epi_tiles.py``'s 15 that added most,
+#: chosen greedily on the networks' 1x1 layers (``sweeps/runs/s14/epi.md``; a 128x128 subtile was 0.84x as fast).
+F16_GEMM90_EPI_TILES: tuple[tuple[KernelSchedule, tuple[int, int], tuple[int, int]], ...] = (
+    (KernelSchedule.TmaWarpSpecializedPingpong, (128, 128), (64, 64)),
+    (KernelSchedule.TmaWarpSpecializedPingpong, (256, 64), (64, 64)),
+    (KernelSchedule.TmaWarpSpecializedPingpong, (64, 128), (64, 64)),
+    (KernelSchedule.TmaWarpSpecializedPingpong, (128, 64), (64, 64)),
+    (KernelSchedule.TmaWarpSpecializedCooperative, (256, 96), (128, 96)),
+    (KernelSchedule.TmaWarpSpecializedCooperative, (128, 256), (128, 64)),
+    (KernelSchedule.TmaWarpSpecializedCooperative, (256, 64), (128, 64)),
+    (KernelSchedule.TmaWarpSpecializedCooperative, (256, 128), (128, 64)),
+)
+
 #: f16nhwc90's explicit configs (session 14, ``scripts/conv90_tiles.py``, ``sweeps/runs/s14/conv90.md``): tile K 32,
 #: where a layer of 32 or 96 input channels loads and multiplies zeros at each filter tap with the grid's K 64, and
 #: tiles with N 32 or 96 (layers with 32, 80 or 96 output channels) -- what cuDNN's Hopper conv kernels run on the
@@ -133,6 +146,11 @@ class GemmGrid:
     #: Cooperative tiles swept with larger clusters than ``clusters`` (tile, cluster), default tile scheduler:
     #: cuDNN's Hopper GEMM kernels run large 1x1 layers with clusters up to 4x2 (nvjet ..._4x1_..., _2x4_).
     big_clusters: tuple[tuple[tuple[int, int], tuple[int, int, int]], ...] = ()
+    #: Tiles swept with the TMA epilogue's subtile fixed (``KernelConfig.epi_tile``), cluster 1x1, default tile
+    #: scheduler: (kernel schedule, tile M x N, subtile M x N).  ``EpilogueTileAuto`` stores 64x32 (ping-pong) or
+    #: 128x32 (cooperative) at a time; 64 columns were up to 1.11x faster on network 1x1 layers, whose output
+    #: outweighs their input (``scripts/gemm_epi_tiles.py``, ``sweeps/runs/s14/epi.md``).
+    epi_tiles: tuple[tuple[KernelSchedule, tuple[int, int], tuple[int, int]], ...] = ()
 
 
 #: The grid of every family: adding a family means one entry here (and its ``FAMILY_SPECS`` entry).
@@ -201,7 +219,8 @@ GRIDS: dict[Family, Sm80Grid | Sm90Grid | GemmGrid] = {
                                                 (128, 192), (64, 96), (128, 96), (256, 96)),
                                    big_clusters=(((256, 128), (2, 2, 1)), ((256, 128), (4, 1, 1)),
                                                  ((128, 256), (2, 2, 1)), ((128, 256), (4, 1, 1))),
-                                   swap_tiles=((64, 8), (64, 16), (64, 32), (128, 8), (128, 16), (128, 32))),
+                                   swap_tiles=((64, 8), (64, 16), (64, 32), (128, 8), (128, 16), (128, 32)),
+                                   epi_tiles=F16_GEMM90_EPI_TILES),
     # f16gemm90's tiles, clusters, schedules and shallow pipelines with tile K 128 (4 wgmma k32 steps;
     # the same bytes per stage as fp16's K 64).  Its generator (GenerateSM90_TensorOp_int8_WGMMA_gemm,
     # CUTLASS 4.2, default level) lists only 64x128, 64x256, 128x128 and 128x256 with clusters 2x1 / 1x2
@@ -418,6 +437,11 @@ def gemm_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
         add(mn, ks, nosmem)
     for ks, mn, st in knobs.shallow:
         add(mn, ks, tmacoop if ks is coop else tma, stages=st)
+    for ks, mn, epi in knobs.epi_tiles:
+        c = KernelConfig.sm90(family, (mn[0], mn[1], knobs.tile_k), (1, 1, 1), 0, ks, tmacoop if ks is coop else tma,
+                              TileScheduler.Default, epi_tile=epi)
+        if runs_on(c, arch_limit):
+            cfgs.setdefault(c.name, c)
     return sorted(cfgs.values(), key=lambda c: c.name)
 
 

@@ -373,6 +373,8 @@ SHIPPED_RUNS = (
                         # f16gemm90's 96-wide tiles and 2x2 / 4x1 clusters (session 13): eager batches on the
                         # 1200 problems above, graph batches on the graph-labelled 1x1 problems below
                         "sweeps/h200-gemm90-wave.parquet", "sweeps/h200-graph-gemm90-wave.parquet",
+                        # and its 8 configs with a fixed epilogue subtile (session 14), alike
+                        "sweeps/h200-gemm90-epi.parquet", "sweeps/h200-graph-gemm90-epi.parquet",
                         "sweeps/h200-i8gemm90.parquet",
                         "sweeps/h200-i8nhwc.parquet",
                         # the fp16 choice's problems under 8 µs again, every config of its three families

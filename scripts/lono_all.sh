@@ -37,7 +37,8 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-choice
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
   sweeps/h200-sm90-nets.parquet sweeps/h200-gemm90.parquet sweeps/h200-gemm90-small.parquet sweeps/h200-gemm90-swap.parquet \
-  sweeps/h200-gemm90-wave.parquet sweeps/h200-graph-gemm90-wave.parquet \
+  sweeps/h200-gemm90-wave.parquet sweeps/h200-graph-gemm90-wave.parquet sweeps/h200-gemm90-epi.parquet \
+  sweeps/h200-graph-gemm90-epi.parquet \
   sweeps/h200-graph-f16.parquet sweeps/h200-sm90-k32.parquet sweeps/h200-graph-sm90-k32.parquet \
   --family f16nhwc+f16nhwc90+f16gemm90 \
   --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-choice3

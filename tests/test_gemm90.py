@@ -152,8 +152,9 @@ def test_a_fixed_epilogue_tile_is_in_the_name_and_the_kernel(fam: Family) -> Non
             "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb"), epi_tile=(64, 64))
     from predictor.export_cpp import _config_row
 
-    with pytest.raises(ValueError, match="epilogue-tile"):
-        _config_row(e, 0, False)
+    assert "true, 128, 64, INT64_C(0)" not in _config_row(auto, 0, False)
+    assert "false, 128, 64, INT64_C(0), false" in _config_row(e, 0, False)
+    assert "false, 0, 0, INT64_C(0), false" in _config_row(auto, 0, False)
 
 
 @needs_cutlass
