@@ -358,12 +358,16 @@ class KernelConfig:
             raise ValueError("split_k_slices > 1 needs split_k_mode=Serial and vice versa")
         if self.swap_ab and self.spec.operation != "gemm":
             raise ValueError(f"{self.family.value}: swap_ab is a GEMM family knob")
-        if self.epi_tile != (0, 0) and (self.spec.cutlass_api != 3 or len(self.epi_tile) != 2
-                                        or self.epilogue_schedule is EpilogueSchedule.NoSmemWarpSpecialized
-                                        or any(int(e) <= 0 for e in self.epi_tile)
-                                        or self.tb[0] % self.epi_tile[0] or self.tb[1] % self.epi_tile[1]):
-            raise ValueError(f"{self.family.value}: epi_tile {self.epi_tile} must divide the tile's M x N {self.tb[:2]} "
-                             "and needs a CUTLASS 3.x TMA epilogue")
+        if self.epi_tile != (0, 0):
+            # CUTLASS 4.2's SM90 epilogue builder (sm90_compute_tile_shape_or_override): M 128 for the cooperative
+            # TMA epilogue, 64 for the warp-specialized one, N a multiple of 16
+            m_ok = 128 if self.epilogue_schedule is EpilogueSchedule.TmaWarpSpecializedCooperative else 64
+            if (self.spec.cutlass_api != 3 or len(self.epi_tile) != 2
+                    or self.epilogue_schedule in (EpilogueSchedule.NoSmemWarpSpecialized, EpilogueSchedule.NotApplicable)
+                    or self.epi_tile[0] != m_ok or self.epi_tile[1] <= 0 or self.epi_tile[1] % 16
+                    or self.tb[0] % self.epi_tile[0] or self.tb[1] % self.epi_tile[1]):
+                raise ValueError(f"{self.family.value}: epi_tile {self.epi_tile} needs a CUTLASS 3.x TMA epilogue, "
+                                 f"M {m_ok} for it, N a multiple of 16, both dividing the tile {self.tb[:2]}")
         if self.spec.cutlass_api == 3:
             self._check_3x()
             return

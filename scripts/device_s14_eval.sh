@@ -7,7 +7,7 @@
 # 3. the held-out networks' fp16 layers, static picks, 2 shards (one process each);
 # 4. the fp16 layers of ResNet-50, the YOLOv8m-like and the U-Net at N = 8 and 32, layer by layer, with the
 #    kernels cuDNN launches (--cudnn-kernels);
-# 5. scripts/gemm_epi_tiles.py's 15 configs (the epilogue subtile fixed) next to the 10 GEMM configs the dispatcher
+# 5. scripts/gemm_epi_tiles.py's configs (the epilogue subtile fixed; 15 when this ran, 3 of which did not compile) next to the 10 GEMM configs the dispatcher
 #    picks most for network 1x1 layers, on the 1x1 layers of the three networks at N = 8 and 32, graph-timed.
 # The device tool brings back at most 8 files: the bench outputs come back as one bench.tgz.
 set -uo pipefail

@@ -141,9 +141,13 @@ def test_a_fixed_epilogue_tile_is_in_the_name_and_the_kernel(fam: Family) -> Non
     assert KernelConfig.from_name(e.name) == e and e != auto
     # the tables of every config without one are as before; a fixed one is a column of them
     assert "epi_tile_m" not in auto.to_dict() and e.to_dict()["epi_tile_n"] == 64
-    for bad in ((96, 64), (128, 48), (0, 64)):  # must divide the tile's M x N
+    # CUTLASS's rule: M 128 (cooperative) or 64 (one warp group), N a multiple of 16, both dividing the tile
+    for bad in ((64, 64), (128, 48), (128, 24), (0, 64)):
         with pytest.raises(ValueError, match="epi_tile"):
             dataclasses.replace(auto, epi_tile=bad)
+    with pytest.raises(ValueError, match="M 64"):  # did not compile on the H200 (sweeps/runs/s14/epi.parquet)
+        dataclasses.replace(pingpong(fam), epi_tile=(128, 64))
+    assert dataclasses.replace(pingpong(fam), epi_tile=(64, 64)).epi_tile == (64, 64)
     with pytest.raises(ValueError, match="TMA epilogue"):
         KernelConfig.sm90(fam, (128, 128, TILE_K[fam]), kernel_schedule=PP,
                           epilogue_schedule=EpilogueSchedule.NoSmemWarpSpecialized, epi_tile=(64, 64))
