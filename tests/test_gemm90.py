@@ -195,6 +195,14 @@ def test_grid_is_the_generators_combinations(fam: Family) -> None:
 
     full = family_grid(fam)
     k = TILE_K[fam]
+    # f16gemm90's fixed epilogue subtiles (session 14 on): one config per GemmGrid.epi_tiles entry, cluster 1x1,
+    # automatic stages, persistent scheduler, each the twin of a grid config with the automatic subtile
+    epi = [c for c in full if c.epi_tile != (0, 0)]
+    assert {(c.kernel_schedule, c.tb[:2], c.epi_tile) for c in epi} == set(grid_spec(fam).epi_tiles)
+    assert len(epi) == (8 if fam is GEMM else 0)
+    assert all(c.cluster == (1, 1, 1) and c.stages == 0 and c.tile_scheduler is TileScheduler.Default
+               and dataclasses.replace(c, epi_tile=(0, 0)) in full for c in epi)
+    full = [c for c in full if c not in epi]
     small = set(grid_spec(fam).small_tiles)
     # f16gemm90's small tiles (sessions 9 on): cluster 1x1, automatic stages, the schedules of their size
     extra = [c for c in full if c.tb[:2] in small and not c.swap_ab]
