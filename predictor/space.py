@@ -73,7 +73,7 @@ class Sm90Grid:
     explicit: tuple[tuple[tuple[int, int, int], int, int], ...] = ()
 
 
-#: f16gemm90's fixed epilogue subtiles (session 14): the 8 of ``scripts/gemm_epi_tiles.py``'s 15 that added most,
+#: f16gemm90's fixed epilogue subtiles (session 14): the 8 of ``scripts/gemm_epi_tiles.py``'s 12 that added most,
 #: chosen greedily on the networks' 1x1 layers (``sweeps/runs/s14/epi.md``; a 128x128 subtile was 0.84x as fast).
 F16_GEMM90_EPI_TILES: tuple[tuple[KernelSchedule, tuple[int, int], tuple[int, int]], ...] = (
     (KernelSchedule.TmaWarpSpecializedPingpong, (128, 128), (64, 64)),
