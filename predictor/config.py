@@ -40,8 +40,8 @@ from typing import Any
 
 from . import targets
 from .kernel_enums import (  # noqa: F401  (re-exported: the enums are part of this module's API)
-    GEMM_ONLY_MEMBERS, EpilogueFunctor, EpilogueSchedule, IteratorAlgorithm, KernelSchedule, SplitKMode,
-    StrideSupport, Swizzle, TileScheduler,
+    EpilogueFunctor, EpilogueSchedule, IteratorAlgorithm, KernelSchedule, SplitKMode,
+    StrideSupport, Swizzle, TileScheduler, check_sm90_schedules,
 )
 from .targets import SMEM_LIMIT_BYTES
 
@@ -358,16 +358,8 @@ class KernelConfig:
             raise ValueError("split_k_slices > 1 needs split_k_mode=Serial and vice versa")
         if self.swap_ab and self.spec.operation != "gemm":
             raise ValueError(f"{self.family.value}: swap_ab is a GEMM family knob")
-        if self.epi_tile != (0, 0):
-            # CUTLASS 4.2's SM90 epilogue builder (sm90_compute_tile_shape_or_override): M 128 for the cooperative
-            # TMA epilogue, 64 for the warp-specialized one, N a multiple of 16
-            m_ok = 128 if self.epilogue_schedule is EpilogueSchedule.TmaWarpSpecializedCooperative else 64
-            if (self.spec.cutlass_api != 3 or len(self.epi_tile) != 2
-                    or self.epilogue_schedule in (EpilogueSchedule.NoSmemWarpSpecialized, EpilogueSchedule.NotApplicable)
-                    or self.epi_tile[0] != m_ok or self.epi_tile[1] <= 0 or self.epi_tile[1] % 16
-                    or self.tb[0] % self.epi_tile[0] or self.tb[1] % self.epi_tile[1]):
-                raise ValueError(f"{self.family.value}: epi_tile {self.epi_tile} needs a CUTLASS 3.x TMA epilogue, "
-                                 f"M {m_ok} for it, N a multiple of 16, both dividing the tile {self.tb[:2]}")
+        if self.epi_tile != (0, 0) and self.spec.cutlass_api != 3:
+            raise ValueError(f"{self.family.value}: epi_tile is a CUTLASS 3.x knob")
         if self.spec.cutlass_api == 3:
             self._check_3x()
             return
@@ -401,27 +393,8 @@ class KernelConfig:
         for k, v in fixed.items():
             if getattr(self, k) != v:
                 raise ValueError(f"{f}: {k} must be {v!r} for a CUTLASS 3.x kernel, got {getattr(self, k)!r}")
-        self._check_schedules()
-
-    def _check_schedules(self) -> None:
-        """The kernel schedule, epilogue schedule and tile scheduler combinations CUTLASS 4.2's SM90
-        builders and kernels accept (those ``cutlass_library``'s SM90 generators emit)."""
-        f, ks, es, ts = self.family.value, self.kernel_schedule, self.epilogue_schedule, self.tile_scheduler
-        if self.spec.operation == "conv":
-            if ks in GEMM_ONLY_MEMBERS or es in GEMM_ONLY_MEMBERS or ts is not TileScheduler.NotApplicable:
-                raise ValueError(f"{f}: GEMM schedules and tile schedulers are not conv knobs")
-            return
-        coop = ks is KernelSchedule.TmaWarpSpecializedCooperative
-        if ks not in GEMM_ONLY_MEMBERS:
-            raise ValueError(f"{f}: kernel schedule must be a GEMM one (TmaWarpSpecialized[Pingpong|Cooperative])")
-        if coop and self.tb[0] < 128:
-            raise ValueError(f"{f}: the cooperative schedule needs tile M >= 128, got {self.tb}")
-        epi_ok = {EpilogueSchedule.NoSmemWarpSpecialized,
-                  EpilogueSchedule.TmaWarpSpecializedCooperative if coop else EpilogueSchedule.TmaWarpSpecialized}
-        if es not in epi_ok:
-            raise ValueError(f"{f}: epilogue schedule {es.name} does not go with {ks.name}")
-        if ts is TileScheduler.NotApplicable or (ts is TileScheduler.StreamK and not coop):
-            raise ValueError(f"{f}: tile scheduler {ts.name} does not go with {ks.name} (stream-K: cooperative only)")
+        check_sm90_schedules(self.family.value, self.spec.operation, self.tb, self.kernel_schedule,
+                             self.epilogue_schedule, self.tile_scheduler, self.epi_tile)
 
     @classmethod
     def sm90(cls, family: Family, tb: tuple[int, int, int], cluster: tuple[int, int, int] = (1, 1, 1),

@@ -138,6 +138,37 @@ GEMM_ONLY_MEMBERS: frozenset[enum.Enum] = frozenset({
     KernelSchedule.TmaWarpSpecializedCooperative, EpilogueSchedule.TmaWarpSpecializedCooperative})
 
 
+def check_sm90_schedules(family: str, operation: str, tb: tuple[int, int, int], ks: KernelSchedule,
+                         es: EpilogueSchedule, ts: TileScheduler, epi_tile: tuple[int, int] = (0, 0)) -> None:
+    """``ValueError`` unless CUTLASS 4.2's SM90 builders and kernels accept the kernel schedule, epilogue schedule,
+    tile scheduler and epilogue subtile of a 3.x config of ``family`` (``operation`` "conv" or "gemm", tile ``tb``):
+    the combinations ``cutlass_library``'s SM90 generators emit; a fixed subtile (``epi_tile``, (0, 0): automatic)
+    as ``sm90_compute_tile_shape_or_override`` takes it -- M 128 for the cooperative TMA epilogue, 64 for the
+    warp-specialized one, N a multiple of 16 -- dividing the tile."""
+    coop = ks is KernelSchedule.TmaWarpSpecializedCooperative
+    if epi_tile != (0, 0):
+        m_ok = 128 if es is EpilogueSchedule.TmaWarpSpecializedCooperative else 64
+        if (len(epi_tile) != 2 or es in (EpilogueSchedule.NoSmemWarpSpecialized, EpilogueSchedule.NotApplicable)
+                or epi_tile[0] != m_ok or epi_tile[1] <= 0 or epi_tile[1] % 16 or tb[0] % epi_tile[0]
+                or tb[1] % epi_tile[1]):
+            raise ValueError(f"{family}: epi_tile {epi_tile} needs a CUTLASS 3.x TMA epilogue, M {m_ok} for it, "
+                             f"N a multiple of 16, both dividing the tile {tb[:2]}")
+    if operation == "conv":
+        if ks in GEMM_ONLY_MEMBERS or es in GEMM_ONLY_MEMBERS or ts is not TileScheduler.NotApplicable:
+            raise ValueError(f"{family}: GEMM schedules and tile schedulers are not conv knobs")
+        return
+    if ks not in GEMM_ONLY_MEMBERS:
+        raise ValueError(f"{family}: kernel schedule must be a GEMM one (TmaWarpSpecialized[Pingpong|Cooperative])")
+    if coop and tb[0] < 128:
+        raise ValueError(f"{family}: the cooperative schedule needs tile M >= 128, got {tb}")
+    epi_ok = {EpilogueSchedule.NoSmemWarpSpecialized,
+              EpilogueSchedule.TmaWarpSpecializedCooperative if coop else EpilogueSchedule.TmaWarpSpecialized}
+    if es not in epi_ok:
+        raise ValueError(f"{family}: epilogue schedule {es.name} does not go with {ks.name}")
+    if ts is TileScheduler.NotApplicable or (ts is TileScheduler.StreamK and not coop):
+        raise ValueError(f"{family}: tile scheduler {ts.name} does not go with {ks.name} (stream-K: cooperative only)")
+
+
 class SplitKMode(enum.Enum):
     """Split-k mode (``cutlass::conv::SplitKMode``).  Serial split-k only: parallel split-k needs a
     separate reduction kernel and is not part of the grid."""
@@ -147,4 +178,4 @@ class SplitKMode(enum.Enum):
 
 
 __all__ = ["Swizzle", "IteratorAlgorithm", "StrideSupport", "EpilogueFunctor", "KernelSchedule",
-           "EpilogueSchedule", "TileScheduler", "SplitKMode", "GEMM_ONLY_MEMBERS"]
+           "EpilogueSchedule", "TileScheduler", "SplitKMode", "GEMM_ONLY_MEMBERS", "check_sm90_schedules"]

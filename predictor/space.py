@@ -75,16 +75,11 @@ class Sm90Grid:
 
 #: f16gemm90's fixed epilogue subtiles (session 14): the 8 of ``scripts/gemm_epi_tiles.py``'s 12 that added most,
 #: chosen greedily on the networks' 1x1 layers (``sweeps/runs/s14/epi.md``; a 128x128 subtile was 0.84x as fast).
+_PP, _COOP = KernelSchedule.TmaWarpSpecializedPingpong, KernelSchedule.TmaWarpSpecializedCooperative
 F16_GEMM90_EPI_TILES: tuple[tuple[KernelSchedule, tuple[int, int], tuple[int, int]], ...] = (
-    (KernelSchedule.TmaWarpSpecializedPingpong, (128, 128), (64, 64)),
-    (KernelSchedule.TmaWarpSpecializedPingpong, (256, 64), (64, 64)),
-    (KernelSchedule.TmaWarpSpecializedPingpong, (64, 128), (64, 64)),
-    (KernelSchedule.TmaWarpSpecializedPingpong, (128, 64), (64, 64)),
-    (KernelSchedule.TmaWarpSpecializedCooperative, (256, 96), (128, 96)),
-    (KernelSchedule.TmaWarpSpecializedCooperative, (128, 256), (128, 64)),
-    (KernelSchedule.TmaWarpSpecializedCooperative, (256, 64), (128, 64)),
-    (KernelSchedule.TmaWarpSpecializedCooperative, (256, 128), (128, 64)),
-)
+    (_PP, (128, 128), (64, 64)), (_PP, (256, 64), (64, 64)), (_PP, (64, 128), (64, 64)), (_PP, (128, 64), (64, 64)),
+    (_COOP, (256, 96), (128, 96)), (_COOP, (128, 256), (128, 64)), (_COOP, (256, 64), (128, 64)),
+    (_COOP, (256, 128), (128, 64)))
 
 #: f16nhwc90's explicit configs (session 14, ``scripts/conv90_tiles.py``, ``sweeps/runs/s14/conv90.md``): tile K 32,
 #: where a layer of 32 or 96 input channels loads and multiplies zeros at each filter tap with the grid's K 64, and
