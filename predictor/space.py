@@ -414,8 +414,9 @@ def gemm_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
                             EpilogueSchedule.NoSmemWarpSpecialized)
     cfgs: dict[str, KernelConfig] = {}
 
-    def add(mn, ks, es, cluster=(1, 1, 1), stages=0) -> None:  # type: ignore[no-untyped-def]
-        c = KernelConfig.sm90(family, (mn[0], mn[1], knobs.tile_k), cluster, stages, ks, es, TileScheduler.Default)
+    def add(mn, ks, es, cluster=(1, 1, 1), stages=0, epi_tile=(0, 0)) -> None:  # type: ignore[no-untyped-def]
+        c = KernelConfig.sm90(family, (mn[0], mn[1], knobs.tile_k), cluster, stages, ks, es, TileScheduler.Default,
+                              epi_tile=epi_tile)
         if runs_on(c, arch_limit):
             cfgs.setdefault(c.name, c)
 
@@ -433,10 +434,7 @@ def gemm_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
     for ks, mn, st in knobs.shallow:
         add(mn, ks, tmacoop if ks is coop else tma, stages=st)
     for ks, mn, epi in knobs.epi_tiles:
-        c = KernelConfig.sm90(family, (mn[0], mn[1], knobs.tile_k), (1, 1, 1), 0, ks, tmacoop if ks is coop else tma,
-                              TileScheduler.Default, epi_tile=epi)
-        if runs_on(c, arch_limit):
-            cfgs.setdefault(c.name, c)
+        add(mn, ks, tmacoop if ks is coop else tma, epi_tile=epi)
     return sorted(cfgs.values(), key=lambda c: c.name)
 
 
@@ -468,8 +466,8 @@ def sm90_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
     tma, nosmem = EpilogueSchedule.TmaWarpSpecialized, EpilogueSchedule.NoSmemWarpSpecialized
     cfgs: dict[str, KernelConfig] = {}
 
-    def add(mn, cluster=(1, 1, 1), stages=0, epi=tma) -> None:  # type: ignore[no-untyped-def]
-        c = KernelConfig.sm90(family, (mn[0], mn[1], tile_k), cluster, stages, ws, epi)
+    def add(mn, cluster=(1, 1, 1), stages=0, epi=tma, k=tile_k) -> None:  # type: ignore[no-untyped-def]
+        c = KernelConfig.sm90(family, (mn[0], mn[1], k), cluster, stages, ws, epi)
         if runs_on(c, arch_limit):
             cfgs.setdefault(c.name, c)
 
@@ -485,9 +483,7 @@ def sm90_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
     for mn, st in knobs.shallow:
         add(mn, stages=st)
     for tb, cm, st in knobs.explicit:
-        c = KernelConfig.sm90(family, tb, (cm, 1, 1), st, ws, tma)
-        if runs_on(c, arch_limit):
-            cfgs.setdefault(c.name, c)
+        add(tb, (cm, 1, 1), st, k=tb[2])
     return sorted(cfgs.values(), key=lambda c: c.name)
 
 
