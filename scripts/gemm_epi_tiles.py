@@ -11,7 +11,6 @@ read, and cuDNN's nvjet kernels with the same tiles run them 15-25% faster than 
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -19,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from gemm_wave_tiles import report  # noqa: E402
+from gemm_wave_tiles import main  # noqa: E402
 from predictor.config import EpilogueSchedule, Family, KernelConfig, KernelSchedule  # noqa: E402
 from predictor.space import runs_on  # noqa: E402
 
@@ -47,15 +46,4 @@ def configs() -> list[KernelConfig]:
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--report", type=Path, default=None, metavar="SWEEP")
-    ap.add_argument("--cudnn", type=Path, default=None, metavar="CSV")
-    a = ap.parse_args()
-    if a.report is not None:
-        if a.cudnn is None:
-            ap.error("--report needs --cudnn")
-        sys.stdout.write(report(a.report.resolve(), a.cudnn.resolve(), new={c.name for c in configs()},
-                                title="f16gemm90 configs outside the grid: the epilogue's subtile fixed",
-                                script="scripts/gemm_epi_tiles.py"))
-    else:
-        print("\n".join(c.name for c in configs()))
+    main(__doc__, configs, "f16gemm90 configs outside the grid: the epilogue's subtile fixed", "scripts/gemm_epi_tiles.py")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -79,14 +80,22 @@ def report(sweep: Path, cudnn: Path, ours: str = "f16nhwc+f16nhwc90+f16gemm90", 
     return "\n".join(lines) + "\n"
 
 
-if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(doc: str, experiment: Callable[[], list[KernelConfig]], title: str, script: str) -> None:
+    """The command line of an experiment outside a grid (this script's and its siblings'): print the names of
+    ``experiment()``'s configs, or with ``--report SWEEP --cudnn CSV`` write :func:`report` on them."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--report", type=Path, default=None, metavar="SWEEP")
     ap.add_argument("--cudnn", type=Path, default=None, metavar="CSV")
     a = ap.parse_args()
     if a.report is not None:
         if a.cudnn is None:
             ap.error("--report needs --cudnn")
-        sys.stdout.write(report(a.report.resolve(), a.cudnn.resolve()))
+        sys.stdout.write(report(a.report.resolve(), a.cudnn.resolve(), new={c.name for c in experiment()},
+                                title=title, script=script))
     else:
-        print("\n".join(c.name for c in configs()))
+        print("\n".join(c.name for c in experiment()))
+
+
+if __name__ == "__main__":
+    main(__doc__, configs, "f16gemm90 configs outside the grid: 96/160/224-wide tiles, 2x2 and 4x1 clusters",
+         "scripts/gemm_wave_tiles.py")
