@@ -19,6 +19,10 @@ config name.  Three kinds differ in how the tree is grown and what a leaf answer
   :func:`synthetic_neighbours`), and one ``DecisionTreeClassifier`` (the student, exported like the
   others) learns those labels; a leaf answers its majority label.  Forests generalise better than
   one tree; the student keeps most of that at a single tree's cost.
+* ``cost``: as ``distill``, with :class:`predictor.cost_teacher.CostTeacher` as the teacher: one
+  gradient-boosted cost model of every (problem, portfolio member) pair, which describes a config by its
+  fields (tile, cluster, schedule ...) and the pair's tile quantisation rather than by its name, so what
+  it learns on one config carries over to similar ones.
 
 Every leaf also records its *candidates* for first-call tuning (:func:`node_candidates`, at most
 :data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then exported configs (the model's
@@ -53,9 +57,11 @@ from .schema import split_sm_key
 from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.
-KINDS = ("class", "repick", "regret", "distill")
+KINDS = ("class", "repick", "regret", "distill", "cost")
 #: Kinds whose leaves answer their majority class (the others re-pick over the whole grid).
-MAJORITY_KINDS = frozenset({"class", "distill"})
+MAJORITY_KINDS = frozenset({"class", "distill", "cost"})
+#: Kinds whose tree learns a teacher's labels of the training problems and perturbed copies of them.
+TEACHER_KINDS = frozenset({"distill", "cost"})
 #: ``distill``'s teacher: a scikit-learn random forest regressor's parameters.
 TEACHER = {"n_estimators": 100, "min_samples_leaf": 2, "max_features": 0.5}
 #: ``distill``: log-regrets above this (a member 2.7x slower) are learned as this.
@@ -113,7 +119,7 @@ def regret_matrix(table: ShapeTable) -> np.ndarray:
 def _weightings(kind: str, weightings: Sequence[str]) -> list[str]:
     if kind not in KINDS:
         raise ValueError(f"unknown model kind {kind!r} (one of {KINDS})")
-    return ["uniform"] if kind in ("regret", "distill") else list(weightings)
+    return ["uniform"] if kind in ("regret", *TEACHER_KINDS) else list(weightings)
 
 
 def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
@@ -146,20 +152,29 @@ def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
 _TEACHER_CACHE: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
 
-def _teacher_labels(X: np.ndarray, regret: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``distill``: (training problems + their perturbed copies, the teacher's least-regret member of
-    each); cached per (X, regret, seed), since a cross-validation fold refits only the student."""
+def _teacher_labels(X: np.ndarray, regret: np.ndarray, seed: int, configs: Sequence[str] = ()
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(training problems + their perturbed copies, the teacher's least-regret member of each): the
+    random forest of ``distill``, or with the members' names (``configs``) the cost model of ``cost``;
+    cached per (X, regret, seed, configs), since a cross-validation fold refits only the student."""
     import hashlib
 
-    from sklearn.ensemble import RandomForestRegressor
-
-    key = hashlib.sha256(X.tobytes() + regret.tobytes() + str((X.shape, regret.shape, seed)).encode()).hexdigest()
+    key = hashlib.sha256(X.tobytes() + regret.tobytes() + str((X.shape, regret.shape, seed, tuple(configs))).encode()
+                         ).hexdigest()
     if key not in _TEACHER_CACHE:
-        forest = RandomForestRegressor(random_state=seed, n_jobs=1, **TEACHER)
-        forest.fit(X.astype(np.float32), np.minimum(regret, REGRET_CLIP))
         Z = np.vstack([X, synthetic_neighbours(X, SYNTHETIC_COPIES, seed)])
-        labels = np.argmin(forest.predict(Z.astype(np.float32)), axis=1) if regret.shape[1] > 1 \
-            else np.zeros(len(Z), np.int64)
+        if regret.shape[1] == 1:
+            labels = np.zeros(len(Z), np.int64)
+        elif configs:
+            from .cost_teacher import CostTeacher
+
+            labels = np.argmin(CostTeacher(configs, seed).fit(X, regret).predict(Z), axis=1)
+        else:
+            from sklearn.ensemble import RandomForestRegressor
+
+            forest = RandomForestRegressor(random_state=seed, n_jobs=1, **TEACHER)
+            forest.fit(X.astype(np.float32), np.minimum(regret, REGRET_CLIP))
+            labels = np.argmin(forest.predict(Z.astype(np.float32)), axis=1)
         if len(_TEACHER_CACHE) >= 64:
             _TEACHER_CACHE.clear()
         _TEACHER_CACHE[key] = (Z, labels)
@@ -167,17 +182,18 @@ def _teacher_labels(X: np.ndarray, regret: np.ndarray, seed: int) -> tuple[np.nd
 
 
 def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting: str,
-              depth: int | None, min_leaf: int, seed: int) -> tuple[Any, np.ndarray]:
-    """The grown sklearn tree and its classes (portfolio positions; empty for ``regret``)."""
+              depth: int | None, min_leaf: int, seed: int, names: Sequence[str] = ()) -> tuple[Any, np.ndarray]:
+    """The grown sklearn tree and its classes (portfolio positions; empty for ``regret``); ``names``:
+    the portfolio's config names (``cost``'s teacher describes them)."""
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     if kind == "regret":
         keep = label >= 0
         reg = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
         return reg.fit(X[keep], regret[keep]), np.zeros(0, np.int64)
-    if kind == "distill":
+    if kind in TEACHER_KINDS:
         keep = label >= 0
-        Z, labels = _teacher_labels(X[keep], regret[keep], seed)
+        Z, labels = _teacher_labels(X[keep], regret[keep], seed, tuple(names) if kind == "cost" else ())
         clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
         clf.fit(Z.astype(np.float32), labels)
         return clf, np.asarray(clf.classes_)
@@ -323,7 +339,8 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
     if not port:
         raise TrainError("no portfolio could be formed")
     label, regret = portfolio_targets(table, port)
-    tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed)
+    tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed,
+                              [table.configs[j] for j in port])
     all_regret = None if kind == "class" else regret_matrix(table)
     path = None if kind == "class" else _decision_path(tree, X)
     costs = _node_costs(kind, tree, classes, port, X, all_regret, len(table.configs), path)
@@ -419,7 +436,7 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
                     key = (port, weighting, min_leaf)  # a larger k may give the same portfolio
                     if key not in cache:
                         tree, classes = _fit_tree(kind, X[tr], label, regret, weighting, max(depths), min_leaf,
-                                                  seed)
+                                                  seed, [sub.configs[j] for j in port])
                         costs = None if all_regret is None else _node_costs(
                             kind, tree, classes, port, X[tr], all_regret[tr], all_regret.shape[1])
                         answers = _node_answers(kind, tree, classes, port, costs)
