@@ -8,7 +8,7 @@ quantisation of the pair (CTAs, waves on the problem's SM count, the share of th
 the last wave that does work).  A config is then described by what it *is*, not by its name: what the model
 learns on one config's problems carries over to configs of similar tiles, which a tree over problem
 features alone (one class per config) cannot do.  It is never exported; a tree learns its choices
-(:func:`predictor.fitting._teacher_labels`).
+(:func:`predictor.fitting._teacher_predictions`).
 """
 from __future__ import annotations
 

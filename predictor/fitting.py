@@ -22,7 +22,9 @@ config name.  Three kinds differ in how the tree is grown and what a leaf answer
 * ``cost``: as ``distill``, with :class:`predictor.cost_teacher.CostTeacher` as the teacher: one
   gradient-boosted cost model of every (problem, portfolio member) pair, which describes a config by its
   fields (tile, cluster, schedule ...) and the pair's tile quantisation rather than by its name, so what
-  it learns on one config carries over to similar ones.
+  it learns on one config carries over to similar ones.  It learns :data:`TEACHER_CONFIGS` configs (a
+  greedy portfolio, and the model's own) once per training set; a portfolio's labels are the argmin over
+  its members.
 
 Every leaf also records its *candidates* for first-call tuning (:func:`node_candidates`, at most
 :data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then exported configs (the model's
@@ -151,12 +153,36 @@ def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
 
 _TEACHER_CACHE: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
+#: ``cost``: the teacher learns the configs of the greedy portfolio of this size (and the model's own
+#: portfolio, if not among them), once per training set; each portfolio's labels are its members' argmin.
+TEACHER_CONFIGS = 32
 
-def _teacher_labels(X: np.ndarray, regret: np.ndarray, seed: int, configs: Sequence[str] = ()
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """(training problems + their perturbed copies, the teacher's least-regret member of each): the
-    random forest of ``distill``, or with the members' names (``configs``) the cost model of ``cost``;
-    cached per (X, regret, seed, configs), since a cross-validation fold refits only the student."""
+
+@dataclass(frozen=True)
+class Teacher:
+    """What ``cost``'s teacher learns from: config names, their log-regret per training problem, and the
+    positions of the model's portfolio among them."""
+
+    configs: tuple[str, ...]
+    regret: np.ndarray
+    members: tuple[int, ...]
+
+
+def cost_teacher_set(table: ShapeTable, port: Sequence[int], wide: Sequence[int] | None = None) -> Teacher:
+    """:class:`Teacher` of ``table`` for portfolio ``port``: the greedy portfolio of
+    :data:`TEACHER_CONFIGS` (``wide``, if already computed) and ``port``, in table order."""
+    if wide is None:
+        wide = greedy_portfolio(table, TEACHER_CONFIGS)
+    cols = sorted(set(wide) | set(port))
+    return Teacher(tuple(table.configs[j] for j in cols), regret_matrix(table)[:, cols],
+                   tuple(cols.index(j) for j in port))
+
+
+def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, configs: Sequence[str] = ()
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """(training problems + their perturbed copies, the teacher's predicted log-regret of each config):
+    the random forest of ``distill``, or with the configs' names the cost model of ``cost``; cached per
+    (X, regret, seed, configs), since a cross-validation fold refits only the student."""
     import hashlib
 
     key = hashlib.sha256(X.tobytes() + regret.tobytes() + str((X.shape, regret.shape, seed, tuple(configs))).encode()
@@ -164,27 +190,27 @@ def _teacher_labels(X: np.ndarray, regret: np.ndarray, seed: int, configs: Seque
     if key not in _TEACHER_CACHE:
         Z = np.vstack([X, synthetic_neighbours(X, SYNTHETIC_COPIES, seed)])
         if regret.shape[1] == 1:
-            labels = np.zeros(len(Z), np.int64)
+            pred = np.zeros((len(Z), 1))
         elif configs:
             from .cost_teacher import CostTeacher
 
-            labels = np.argmin(CostTeacher(configs, seed).fit(X, regret).predict(Z), axis=1)
+            pred = CostTeacher(configs, seed).fit(X, regret).predict(Z)
         else:
             from sklearn.ensemble import RandomForestRegressor
 
             forest = RandomForestRegressor(random_state=seed, n_jobs=1, **TEACHER)
             forest.fit(X.astype(np.float32), np.minimum(regret, REGRET_CLIP))
-            labels = np.argmin(forest.predict(Z.astype(np.float32)), axis=1)
+            pred = forest.predict(Z.astype(np.float32))
         if len(_TEACHER_CACHE) >= 64:
             _TEACHER_CACHE.clear()
-        _TEACHER_CACHE[key] = (Z, labels)
+        _TEACHER_CACHE[key] = (Z, pred)
     return _TEACHER_CACHE[key]
 
 
 def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting: str,
-              depth: int | None, min_leaf: int, seed: int, names: Sequence[str] = ()) -> tuple[Any, np.ndarray]:
-    """The grown sklearn tree and its classes (portfolio positions; empty for ``regret``); ``names``:
-    the portfolio's config names (``cost``'s teacher describes them)."""
+              depth: int | None, min_leaf: int, seed: int, teacher: Teacher | None = None) -> tuple[Any, np.ndarray]:
+    """The grown sklearn tree and its classes (portfolio positions; empty for ``regret``); ``teacher``:
+    what ``cost``'s teacher learns (:func:`cost_teacher_set`)."""
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     if kind == "regret":
@@ -193,7 +219,13 @@ def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, w
         return reg.fit(X[keep], regret[keep]), np.zeros(0, np.int64)
     if kind in TEACHER_KINDS:
         keep = label >= 0
-        Z, labels = _teacher_labels(X[keep], regret[keep], seed, tuple(names) if kind == "cost" else ())
+        if kind == "cost":
+            assert teacher is not None, "the cost kind needs its teacher's configs"
+            Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], seed, teacher.configs)
+            labels = np.argmin(pred[:, list(teacher.members)], axis=1)
+        else:
+            Z, pred = _teacher_predictions(X[keep], regret[keep], seed)
+            labels = np.argmin(pred, axis=1)
         clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
         clf.fit(Z.astype(np.float32), labels)
         return clf, np.asarray(clf.classes_)
@@ -339,8 +371,8 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
     if not port:
         raise TrainError("no portfolio could be formed")
     label, regret = portfolio_targets(table, port)
-    tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed,
-                              [table.configs[j] for j in port])
+    teacher = cost_teacher_set(table, port) if kind == "cost" else None
+    tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed, teacher)
     all_regret = None if kind == "class" else regret_matrix(table)
     path = None if kind == "class" else _decision_path(tree, X)
     costs = _node_costs(kind, tree, classes, port, X, all_regret, len(table.configs), path)
@@ -426,6 +458,7 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
         sub = table.subset(tr)
         single[te] = best_single(sub)
         cache: dict[tuple[tuple[int, ...], str, int], dict[int, np.ndarray]] = {}
+        wide = greedy_portfolio(sub, TEACHER_CONFIGS) if kind == "cost" else None
         for k in k_grid:
             port = tuple(greedy_portfolio(sub, k))
             if not port:
@@ -435,8 +468,9 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
                 for min_leaf in min_leaf_grid:
                     key = (port, weighting, min_leaf)  # a larger k may give the same portfolio
                     if key not in cache:
+                        teacher = cost_teacher_set(sub, port, wide) if kind == "cost" else None
                         tree, classes = _fit_tree(kind, X[tr], label, regret, weighting, max(depths), min_leaf,
-                                                  seed, [sub.configs[j] for j in port])
+                                                  seed, teacher)
                         costs = None if all_regret is None else _node_costs(
                             kind, tree, classes, port, X[tr], all_regret[tr], all_regret.shape[1])
                         answers = _node_answers(kind, tree, classes, port, costs)
@@ -562,5 +596,5 @@ def model_ir(model: LeafTree | RoutedTree, classes: Sequence[str], meta: dict[st
     return TreeIR.from_sklearn(model, FEATURE_NAMES, classes=classes, meta=meta, check_X=check_X)
 
 
-__all__ = ["MAX_CANDIDATES", "node_candidates", "set_candidates", "POINTWISE", "RoutedTree", "fit_key", "model_ir", "KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",
+__all__ = ["MAX_CANDIDATES", "node_candidates", "set_candidates", "POINTWISE", "RoutedTree", "fit_key", "model_ir", "KINDS", "TEACHER_KINDS", "MAJORITY_KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",
            "regret_matrix", "LeafTree", "Fitted", "fit_model", "CVResult", "base_keys", "cross_validate"]

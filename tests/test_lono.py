@@ -11,7 +11,7 @@ from synthetic import make_sweep
 from predictor.config import Family
 from predictor.export_py import compile_selector
 from predictor.features import ARGS, FEATURE_NAMES, LIMITS, compute
-from predictor.fitting import KINDS, base_keys, fit_model, regret_matrix
+from predictor.fitting import KINDS, TEACHER_KINDS, base_keys, fit_model, regret_matrix
 from predictor.lono import Settings, evaluate_family, evaluate_network, lono_split, main, networks
 from predictor.portfolio import effective_times, eligible_rows, family_table, one_method_per_problem
 from predictor.schema import file_sha256, write_sweep
@@ -168,7 +168,7 @@ def test_leaves_record_their_next_best_candidates(data, kind: str) -> None:
                 gain = {n: np.minimum(best, R[rows, col[n]]).sum() for n in rest}
                 n = min(rest, key=lambda n: (gain[n], col[n]))
                 if gain[n] >= best.sum() - 1e-12:
-                    if kind == "distill":  # the rest by the leaf's class weights (a majority kind)
+                    if kind in TEACHER_KINDS:  # the rest by the leaf's class weights (a majority kind)
                         want += [m for m in c[len(want):] if m in rest]
                     else:
                         totals = R[rows].sum(axis=0)
