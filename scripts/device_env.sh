@@ -28,3 +28,11 @@ ensure_dispatcher() {
     > /tmp/logs/build.log 2>&1
   local rc=$?; echo "build $2 rc=$rc at $(date +%T)"; return $rc
 }
+
+# step NAME SECONDS CMD...: run CMD with a time limit, its output to /tmp/logs/NAME.log, then say how it ended.
+step() {
+  local name=$1 secs=$2; shift 2
+  mkdir -p /tmp/logs
+  timeout "$secs" "$@" > "/tmp/logs/$name.log" 2>&1
+  local rc=$?; echo "$name rc=$rc at $(date +%T)"; return $rc
+}
