@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The leave-one-network-out reports of the shipped model runs (CPU only; ~35 min on 2 cores):
+# The leave-one-network-out reports of the shipped model runs (CPU only; ~110 min on 2 cores):
 #   reports/lono/h200       the four families on the whole H200 (the sweeps of `train --all`'s h200 run)
-#   reports/lono/h200-f16nhwc90 f16nhwc90 as shipped (kind distill, portfolio up to 24: train.SHIPPED_RUNS methods);
+#   reports/lono/h200-f16nhwc90 f16nhwc90 as shipped (kind cost, portfolio up to 24: train.SHIPPED_RUNS methods;
+#                            the distill tree it replaced: reports/lono/experiments/h200-f16nhwc90-distill-k32);
 #                            its row in reports/lono/h200 is the repick tree it replaced
 #   reports/lono/h200-sm87  the Orin-sized models (--target sm_87): whole GPU + 16/32-SM partitions
 #   reports/lono/h200-sm87-i8nhwc the Orin-sized i8nhwc model (whole GPU + 16/32-SM partitions), as shipped (distill)
 #   reports/lono/h200-choice the fp16 choice f16nhwc+f16nhwc90 (problems measured in both families)
 #   reports/lono/h200-choice3 the fp16 choice with the GEMM family, f16nhwc+f16nhwc90+f16gemm90 (two models
 #                            routed by the pointwise feature: the GEMM kernels only on 1x1/stride-1/pad-0 layers),
-#                            as shipped since 2026-12-02 (kind distill, portfolio up to 24; the repick tree:
+#                            as shipped (kind cost since session 15, portfolio up to 24; the distill tree:
+#                            reports/lono/experiments/h200-choice3-distill-k32, the repick tree:
 #                            reports/lono/experiments/h200-choice3-repick)
 #   reports/lono/h200-i8choice the int8 NHWC choice with its GEMM family, i8nhwc90+i8gemm90 (routed alike)
 #   reports/lono/h200-i8nhwc the SM80-family int8 NHWC kernels (i8nhwc, measured on i8nhwc90's problems), as shipped
@@ -24,7 +26,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200
 python -m predictor.lono sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet sweeps/h200-graph-f16.parquet \
   sweeps/h200-sm90-k32.parquet sweeps/h200-graph-sm90-k32.parquet --family f16nhwc90 \
-  --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc90
+  --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc90
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm16.parquet \
   sweeps/h200-sm16-nets.parquet sweeps/h200-sm32.parquet sweeps/h200-sm32-f16nhwc.parquet --target sm_87 \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-sm87
@@ -41,7 +43,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
   sweeps/h200-graph-gemm90-epi.parquet \
   sweeps/h200-graph-f16.parquet sweeps/h200-sm90-k32.parquet sweeps/h200-graph-sm90-k32.parquet \
   --family f16nhwc+f16nhwc90+f16gemm90 \
-  --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-choice3
+  --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-choice3
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-i8gemm90.parquet \
   --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice
 python -m predictor.lono sweeps/h200-i8nhwc.parquet --family i8nhwc \

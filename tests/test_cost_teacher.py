@@ -52,3 +52,20 @@ def test_teacher_learns_a_rule_over_config_fields() -> None:
     differ = regret[200:, 0] != regret[200:, 1]
     agree = np.argmin(teacher.predict(X[200:]), axis=1) == np.argmin(regret[200:], axis=1)
     assert differ.sum() > 20 and agree[differ].mean() > 0.9
+
+
+def test_teacher_does_not_depend_on_the_thread_count() -> None:
+    """The shipped models reproduce byte for byte on any machine: the cost model's predictions are the same
+    with one OpenMP thread as with all of them."""
+    from threadpoolctl import threadpool_limits
+
+    configs = _two_configs()
+    rng = np.random.default_rng(1)
+    X = np.array([compute(dict(N=int(rng.integers(1, 33)), C=64 * int(rng.integers(1, 9)), H=int(rng.integers(4, 60)),
+                               W=int(rng.integers(4, 60)), K=64 * int(rng.integers(1, 9)), R=1, S=1, stride=1, pad=0,
+                               dilation=1, sms=132)) for _ in range(400)], dtype=np.int64)
+    regret = rng.uniform(0, 1, (len(X), 2))
+    full = CostTeacher(configs).fit(X, regret).predict(X)
+    with threadpool_limits(limits=1, user_api="openmp"):
+        one = CostTeacher(configs).fit(X, regret).predict(X)
+    assert np.array_equal(full, one)
