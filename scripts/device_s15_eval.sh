@@ -9,6 +9,8 @@
 # The bench outputs come back as one bench.tgz.
 set -uo pipefail
 out=${1:?usage: device_s15_eval.sh OUTDIR}
+t0=$(date +%s)
+left() { echo $(( 560 - ($(date +%s) - t0) )); }  # the steps after the build give way to the tar at the end
 source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
 mkdir -p "$out" /tmp/logs /tmp/netlayers /tmp/bench
 record_env "$out/env.txt"
@@ -18,14 +20,15 @@ ensure_dispatcher export/dispatch_f16_choice3/h200_dispatch.cu $L 200 || { tail 
 PREDICTOR_DISPATCHER=$L step gputests 60 python3 -m pytest -q -p no:cacheprovider -rs tests/test_tuning_gpu.py; tail -2 /tmp/logs/gputests.log
 step net-resnet50 60 python3 bench/networks.py --cudnn heuristic --library $L --family $F --rounds 3 --nets resnet50 \
   --out /tmp/bench/networks-heuristic-resnet50; grep "^| " /tmp/bench/networks-heuristic-resnet50.md
-step net-yolo 120 python3 bench/networks.py --cudnn heuristic --library $L --family $F --rounds 3 \
+step net-yolo 100 python3 bench/networks.py --cudnn heuristic --library $L --family $F --rounds 3 \
   --nets yolov8m_csp,unet_skip --out /tmp/bench/networks-heuristic-yolo; grep "^| " /tmp/bench/networks-heuristic-yolo.md
 cp predictor/data/networks/{resnet50,yolov8m_csp,unet_skip}.csv /tmp/netlayers/
 step netlayers 60 python3 bench/vendor_layers.py --cudnn heuristic --cudnn-kernels --library $L --family $F \
   --layers-dir /tmp/netlayers --batches 8,32 --out /tmp/bench/netlayers-heuristic
 grep -A3 "^| variant" /tmp/bench/netlayers-heuristic.md
 for i in 0 1; do
-  step heur$i 80 python3 bench/vendor_layers.py --cudnn heuristic --library $L --family $F \
+  [ "$(left)" -gt 40 ] || break
+  step heur$i $(( $(left) < 90 ? $(left) - 10 : 80 )) python3 bench/vendor_layers.py --cudnn heuristic --library $L --family $F \
     --layers-dir bench/holdout/layers --shard $i/2 --out /tmp/bench/holdout-heuristic-shard$i
   grep -A3 "^| variant" /tmp/bench/holdout-heuristic-shard$i.md
 done
