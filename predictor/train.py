@@ -394,10 +394,7 @@ SHIPPED_RUNS = (
                # 0.972 / 0.915 vs 0.958 / 0.889 (above 8 GFLOP 0.977 vs 0.942)
                # the routed fp16 choice too (2026-12-02, with f16gemm90's small tiles): leave-network-group-out
                # 0.959 / 0.878 / 0.502 vs repick's 0.948 / 0.857 / 0.449, above 8 GFLOP 0.977 vs 0.952
-               # (reports/lono/h200-choice3, experiments/h200-choice3-repick)
-               # cost (2026-12-02, session 15: a gradient-boosted cost model of (problem, config) pairs as the
-               # teacher, predictor.cost_teacher): f16nhwc90 leave-network-group-out 0.974 / 0.930 / 0.546 vs
-               # distill's 0.971 / 0.915 / 0.418 (reports/lono/h200-f16nhwc90, experiments/h200-f16nhwc90-distill-k32)
+               # (reports/lono/h200-choice3, experiments/h200-choice3-repick); cost since session 15 (experiments/README.md)
                methods=(("f16nhwc90", "cost", 24), ("i8nhwc", "distill", 24),
                         ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
