@@ -22,8 +22,6 @@ from .features import FEATURE_NAMES
 #: The regressor's parameters (no early stopping: its validation split would depend on the row order).
 PARAMS: dict[str, Any] = {"max_iter": 1000, "learning_rate": 0.1, "max_leaf_nodes": 63, "min_samples_leaf": 20,
                           "l2_regularization": 1.0, "early_stopping": False}
-#: Log-regrets above this (a config 2.7x slower than the fastest) are learned as this.
-CLIP = 1.0
 
 _F = {f: i for i, f in enumerate(FEATURE_NAMES)}
 
@@ -76,13 +74,14 @@ class CostTeacher:
 
     def fit(self, X: np.ndarray, regret: np.ndarray) -> "CostTeacher":
         """Learn from problems ``X`` (integer features) and their ``regret`` (problems x configs; a missing
-        config counted at the problem's worst, as :func:`predictor.fitting.regret_matrix` does)."""
+        config counted at the problem's worst, as :func:`predictor.fitting.regret_matrix` does; large values
+        clipped by the caller, :data:`predictor.fitting.REGRET_CLIP`)."""
         from sklearn.ensemble import HistGradientBoostingRegressor
 
         if regret.shape != (len(X), len(self.configs)):
             raise ValueError(f"regret is {regret.shape}, expected ({len(X)}, {len(self.configs)})")
         self.model = HistGradientBoostingRegressor(random_state=self.seed, **PARAMS)
-        self.model.fit(pair_matrix(X, self.C, self.fields), np.minimum(regret, CLIP).ravel())
+        self.model.fit(pair_matrix(X, self.C, self.fields), regret.ravel())
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
@@ -92,4 +91,4 @@ class CostTeacher:
         return self.model.predict(pair_matrix(X, self.C, self.fields)).reshape(len(X), len(self.configs))
 
 
-__all__ = ["CostTeacher", "config_matrix", "pair_matrix", "PARAMS", "CLIP"]
+__all__ = ["CostTeacher", "config_matrix", "pair_matrix", "PARAMS"]

@@ -66,7 +66,7 @@ MAJORITY_KINDS = frozenset({"class", "distill", "cost"})
 TEACHER_KINDS = frozenset({"distill", "cost"})
 #: ``distill``'s teacher: a scikit-learn random forest regressor's parameters.
 TEACHER = {"n_estimators": 100, "min_samples_leaf": 2, "max_features": 0.5}
-#: ``distill``: log-regrets above this (a member 2.7x slower) are learned as this.
+#: ``distill`` and ``cost``: log-regrets above this (a member 2.7x slower) are learned as this by the teacher.
 REGRET_CLIP = 1.0
 #: ``distill``: perturbed copies of each training problem the teacher labels for the student.
 SYNTHETIC_COPIES = 8
@@ -168,14 +168,12 @@ class Teacher:
     members: tuple[int, ...]
 
 
-def cost_teacher_set(table: ShapeTable, port: Sequence[int], wide: Sequence[int] | None = None) -> Teacher:
-    """:class:`Teacher` of ``table`` for portfolio ``port``: the greedy portfolio of
-    :data:`TEACHER_CONFIGS` (``wide``, if already computed) and ``port``, in table order."""
-    if wide is None:
-        wide = greedy_portfolio(table, TEACHER_CONFIGS)
+def cost_teacher_set(table: ShapeTable, port: Sequence[int], wide: Sequence[int], all_regret: np.ndarray) -> Teacher:
+    """:class:`Teacher` of ``table`` for portfolio ``port``: the configs of ``wide`` (its greedy portfolio of
+    :data:`TEACHER_CONFIGS`) and ``port``, in table order, their columns of ``all_regret``
+    (:func:`regret_matrix` of ``table``)."""
     cols = sorted(set(wide) | set(port))
-    return Teacher(tuple(table.configs[j] for j in cols), regret_matrix(table)[:, cols],
-                   tuple(cols.index(j) for j in port))
+    return Teacher(tuple(table.configs[j] for j in cols), all_regret[:, cols], tuple(cols.index(j) for j in port))
 
 
 def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, configs: Sequence[str] = ()
@@ -189,17 +187,18 @@ def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, configs: 
                          ).hexdigest()
     if key not in _TEACHER_CACHE:
         Z = np.vstack([X, synthetic_neighbours(X, SYNTHETIC_COPIES, seed)])
+        clipped = np.minimum(regret, REGRET_CLIP)
         if regret.shape[1] == 1:
             pred = np.zeros((len(Z), 1))
         elif configs:
             from .cost_teacher import CostTeacher
 
-            pred = CostTeacher(configs, seed).fit(X, regret).predict(Z)
+            pred = CostTeacher(configs, seed).fit(X, clipped).predict(Z)
         else:
             from sklearn.ensemble import RandomForestRegressor
 
             forest = RandomForestRegressor(random_state=seed, n_jobs=1, **TEACHER)
-            forest.fit(X.astype(np.float32), np.minimum(regret, REGRET_CLIP))
+            forest.fit(X.astype(np.float32), clipped)
             pred = forest.predict(Z.astype(np.float32))
         if len(_TEACHER_CACHE) >= 64:
             _TEACHER_CACHE.clear()
@@ -371,9 +370,10 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
     if not port:
         raise TrainError("no portfolio could be formed")
     label, regret = portfolio_targets(table, port)
-    teacher = cost_teacher_set(table, port) if kind == "cost" else None
-    tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed, teacher)
     all_regret = None if kind == "class" else regret_matrix(table)
+    teacher = cost_teacher_set(table, port, greedy_portfolio(table, TEACHER_CONFIGS), all_regret) \
+        if kind == "cost" else None
+    tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed, teacher)
     path = None if kind == "class" else _decision_path(tree, X)
     costs = _node_costs(kind, tree, classes, port, X, all_regret, len(table.configs), path)
     answers = _node_answers(kind, tree, classes, port, costs)
@@ -468,7 +468,7 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
                 for min_leaf in min_leaf_grid:
                     key = (port, weighting, min_leaf)  # a larger k may give the same portfolio
                     if key not in cache:
-                        teacher = cost_teacher_set(sub, port, wide) if kind == "cost" else None
+                        teacher = cost_teacher_set(sub, port, wide, all_regret[tr]) if kind == "cost" else None
                         tree, classes = _fit_tree(kind, X[tr], label, regret, weighting, max(depths), min_leaf,
                                                   seed, teacher)
                         costs = None if all_regret is None else _node_costs(

@@ -17,7 +17,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from predictor.cost_teacher import CostTeacher  # noqa: E402
-from predictor.fitting import TEACHER_CONFIGS, regret_matrix, synthetic_neighbours  # noqa: E402
+from predictor.fitting import REGRET_CLIP, TEACHER_CONFIGS, regret_matrix, synthetic_neighbours  # noqa: E402
 from predictor.lono import load_sweeps, lono_split, network_groups, networks  # noqa: E402
 from predictor.model_key import model_key  # noqa: E402
 from predictor.portfolio import family_table, greedy_portfolio, picked_times  # noqa: E402
@@ -36,9 +36,10 @@ def _group(args):
     sub = table.subset(tr)
     wide = greedy_portfolio(sub, TEACHER_CONFIGS)
     cols = sorted(wide)
-    R = regret_matrix(sub)[:, cols]
+    R = np.minimum(regret_matrix(sub)[:, cols], REGRET_CLIP)
     teacher = CostTeacher([table.configs[j] for j in cols], 0).fit(X[tr], R)
-    out = {("teacher", 32, 0, 0): [cols[j] for j in np.argmin(teacher.predict(X[te]), axis=1)]}
+    held_out = teacher.predict(X[te])
+    out = {("teacher", 32, 0, 0): [cols[j] for j in np.argmin(held_out, axis=1)]}
     for copies in COPIES:
         Z = np.vstack([X[tr], synthetic_neighbours(X[tr], copies, 0)])
         P = teacher.predict(Z)
@@ -46,7 +47,7 @@ def _group(args):
             port = greedy_portfolio(sub, k)
             pos = [cols.index(j) for j in port]
             labels = np.argmin(P[:, pos], axis=1)
-            out[("teacher", copies, k, 0)] = [port[j] for j in np.argmin(teacher.predict(X[te])[:, pos], axis=1)]
+            out[("teacher", copies, k, 0)] = [port[j] for j in np.argmin(held_out[:, pos], axis=1)]
             for depth in DEPTHS:
                 for leaf in MIN_LEAF:
                     clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=leaf, random_state=0)
