@@ -15,7 +15,9 @@
 #   reports/lono/h200-i8choice the int8 NHWC choice with its GEMM family, i8nhwc90+i8gemm90 (routed alike)
 #   reports/lono/h200-i8nhwc the SM80-family int8 NHWC kernels (i8nhwc, measured on i8nhwc90's problems), as shipped
 #                            (kind distill, portfolio up to 24; the repick tree: reports/lono/experiments/h200-i8nhwc-repick)
-#   reports/lono/h200-i8choice3 the int8 NHWC choice across kernel generations, i8nhwc+i8nhwc90+i8gemm90
+#   reports/lono/h200-i8choice3 the int8 NHWC choice across kernel generations, i8nhwc+i8nhwc90+i8gemm90, as shipped
+#                            (kind cost since session 16, portfolio up to 24; the repick tree:
+#                            reports/lono/experiments/h200-i8choice3-repick)
 # Networks are held out in 6 groups (each group together; stricter than one network at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,4 +52,4 @@ python -m predictor.lono sweeps/h200-i8nhwc.parquet --family i8nhwc \
   --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
   sweeps/h200-i8gemm90.parquet --family i8nhwc+i8nhwc90+i8gemm90 \
-  --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice3
+  --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8choice3
