@@ -398,7 +398,10 @@ SHIPPED_RUNS = (
                # the int8 choice across generations too (session 16): leave-network-group-out 0.970 / 0.912 / 0.607
                # vs repick's 0.958 / 0.891 / 0.357 (reports/lono/h200-i8choice3, experiments/h200-i8choice3-repick)
                methods=(("f16nhwc90", "cost", 24), ("i8nhwc", "distill", 24),
-                        ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24), ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24))),
+                        ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24), ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24),
+                        # f16nhwc and i8nhwc90 too (session 16): 0.986 / 0.964 / 0.543 vs repick's 0.978 / 0.932 / 0.563
+                        # and 0.977 / 0.936 / 0.589 vs 0.971 / 0.914 / 0.441 (reports/lono/h200-f16nhwc, h200-i8nhwc90)
+                        ("f16nhwc", "cost", 24), ("i8nhwc90", "cost", 24))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",
