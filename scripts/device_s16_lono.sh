@@ -10,9 +10,9 @@ lono() {  # lono NAME OMP JOBS ARGS...: one leave-network-group-out run in the b
 }
 case $1 in
   a) lono f16nhwc 2 6 $S/h200.parquet $S/h200-nets.parquet $S/h200-graph-f16.parquet --family f16nhwc
-     lono i8nhwc90 2 2 $S/h200-sm90-i8.parquet $S/h200-sm90-i8-nets.parquet --family i8nhwc90 ;;
+     lono i8nhwc90 1 6 $S/h200-sm90-i8.parquet $S/h200-sm90-i8-nets.parquet --family i8nhwc90 ;;
   b) lono i8nc32 2 6 $S/h200.parquet $S/h200-nets.parquet --family i8nc32
-     lono i8nhwc 2 2 $S/h200-i8nhwc.parquet --family i8nhwc ;;
+     lono i8nhwc 1 6 $S/h200-i8nhwc.parquet --family i8nhwc ;;
 esac
 wait
 for d in "$OUT"/lono-*; do grep -A3 "^| family | model" "$d/REPORT.md" | tail -1; done
