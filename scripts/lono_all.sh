@@ -4,6 +4,8 @@
 #   reports/lono/h200-f16nhwc90 f16nhwc90 as shipped (kind cost, portfolio up to 24: train.SHIPPED_RUNS methods;
 #                            the distill tree it replaced: reports/lono/experiments/h200-f16nhwc90-distill-k32);
 #                            its row in reports/lono/h200 is the repick tree it replaced
+#   reports/lono/h200-f16nhwc, reports/lono/h200-i8nhwc90 f16nhwc and i8nhwc90 as shipped (kind cost since session 16,
+#                            portfolio up to 24); their rows in reports/lono/h200 are the repick trees they replaced
 #   reports/lono/h200-sm87  the Orin-sized models (--target sm_87): whole GPU + 16/32-SM partitions
 #   reports/lono/h200-sm87-i8nhwc the Orin-sized i8nhwc model (whole GPU + 16/32-SM partitions), as shipped (distill)
 #   reports/lono/h200-choice the fp16 choice f16nhwc+f16nhwc90 (problems measured in both families)
@@ -29,6 +31,10 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
 python -m predictor.lono sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet sweeps/h200-graph-f16.parquet \
   sweeps/h200-sm90-k32.parquet sweeps/h200-graph-sm90-k32.parquet --family f16nhwc90 \
   --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc90
+python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-graph-f16.parquet --family f16nhwc \
+  --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc
+python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet --family i8nhwc90 \
+  --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc90
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm16.parquet \
   sweeps/h200-sm16-nets.parquet sweeps/h200-sm32.parquet sweeps/h200-sm32-f16nhwc.parquet --target sm_87 \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-sm87
