@@ -4,7 +4,8 @@
 # 1. build export/dispatch_i8_choice3 (all cores); [SM80=1: also export/dispatch, i8nc32 + f16nhwc]
 # 2. every int8 layer of the 14 held-out networks through it (bench/holdout/layers, C and K multiples of 16):
 #    every output checked, CUDA-graph timed, cuBLASLt int8 on the 1x1 ones, two shards as time allows;
-# 3. [SM80=1] the GPU tests of the SM80 dispatcher (tests/test_tuning_gpu.py, fp16 NHWC through it).
+# 3. [SM80=1] the GPU tests of the SM80 dispatcher (tests/test_tuning_gpu.py, fp16 NHWC through it);
+# 4. meanwhile, on the CPU cores, i8nc32's leave-network-group-out run of the cost kind.
 # The logs come back as logs.tgz.
 set -uo pipefail
 out=${1:?usage: device_s16_eval.sh OUTDIR}
@@ -22,6 +23,9 @@ if [ "${SM80:-0}" = 1 ]; then
   PREDICTOR_DISPATCHER=$L80 step gputests 60 python3 -m pytest -q -p no:cacheprovider -rs tests/test_tuning_gpu.py
   tail -3 /tmp/logs/gputests.log
 fi
+# on the CPU cores the timing leaves free: the cost kind's leave-network-group-out run of i8nc32 (as long as time allows)
+OMP_NUM_THREADS=2 timeout $(( $(left) - 20 )) python3 -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet \
+  --family i8nc32 --groups 6 --kind cost --max-portfolio 24 --jobs 6 --out "$out/lono-i8nc32-cost" > /tmp/logs/lono.log 2>&1 &
 for i in 0 1; do
   [ "$(left)" -gt 60 ] || break
   step i8shard$i $(( $(left) < 240 ? $(left) - 15 : 225 )) python3 bench/vendor_layers.py --vendor cublaslt_int8 \
@@ -29,5 +33,6 @@ for i in 0 1; do
     --out "$out/holdout-i8choice3-shard$i"
   grep -A3 "^| variant" "$out/holdout-i8choice3-shard$i.md"
 done
+wait
 tar -czf "$out/logs.tgz" -C /tmp logs
 ls -la "$out"
