@@ -392,15 +392,10 @@ SHIPPED_RUNS = (
                # i8nhwc too: leave-network-group-out 0.982 / 0.946 vs repick's 0.978 / 0.933
                # (reports/lono/h200-i8nhwc, experiments/h200-i8nhwc-repick), held-out networks
                # 0.972 / 0.915 vs 0.958 / 0.889 (above 8 GFLOP 0.977 vs 0.942)
-               # the routed fp16 choice too (2026-12-02, with f16gemm90's small tiles): leave-network-group-out
+               # the routed fp16 choice too (2026-12-02; cost since session 15, experiments/README.md): leave-network-group-out
                # 0.959 / 0.878 / 0.502 vs repick's 0.948 / 0.857 / 0.449, above 8 GFLOP 0.977 vs 0.952
-               # (reports/lono/h200-choice3, experiments/h200-choice3-repick); cost since session 15 (experiments/README.md)
-               # the int8 choice across generations too (session 16): leave-network-group-out 0.970 / 0.912 / 0.607
-               # vs repick's 0.958 / 0.891 / 0.357 (reports/lono/h200-i8choice3, experiments/h200-i8choice3-repick)
                methods=(("f16nhwc90", "cost", 24), ("i8nhwc", "distill", 24),
-                        ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24), ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24),
-                        # f16nhwc and i8nhwc90 too (session 16): 0.986 / 0.964 / 0.543 vs repick's 0.978 / 0.932 / 0.563
-                        # and 0.977 / 0.936 / 0.589 vs 0.971 / 0.914 / 0.441 (reports/lono/h200-f16nhwc, h200-i8nhwc90)
+                        ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24), ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24),  # session 16
                         ("f16nhwc", "cost", 24), ("i8nhwc90", "cost", 24))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
