@@ -145,10 +145,24 @@ def test_capture_never_tunes(disp, fam) -> None:
 TOO_BIG_FOR_SM80 = (32, 16, 512, 1024, 64, 1, 1, 1, 0, 1)
 
 
+def table(disp, fam) -> list[str]:
+    """Every config name of the family's table, in index order."""
+    names: list[str] = []
+    while (n := disp.name(fam, len(names))) is not None:
+        names.append(n)
+    return names
+
+
+def only_sm80_fp16(disp, fam) -> bool:
+    return all(n.startswith("f16nhwc_") for n in table(disp, fam))
+
+
 def test_fallback_runs_the_leafs_next_candidate(disp, fam) -> None:
     """When the pick cannot implement the problem, the leaf's next candidate that can runs (then the
     rest of the table): the model's next choice, not the first kernel in table order."""
     shape = TOO_BIG_FOR_SM80
+    if only_sm80_fp16(disp, fam):
+        pytest.skip(f"{fam} holds only SM80 fp16 kernels, none of which can run it")
     cands = disp.candidates(fam, shape, sms())
     names = [disp.name(fam, i) for i in cands]
     if not names[0].startswith("f16nhwc_"):
@@ -157,9 +171,24 @@ def test_fallback_runs_the_leafs_next_candidate(disp, fam) -> None:
     st, idx, _ = run(disp, fam, shape, x, wt, y)
     torch.cuda.synchronize()
     assert st == 0 and idx != cands[0]
-    runnable = [i for i, n in zip(cands, names) if not n.startswith("f16nhwc_")]  # SM90 kernels take any size
-    if runnable:
-        assert idx == runnable[0]
-    else:
-        assert idx not in cands
+    # SM90 kernels take any size: the leaf's first of them, else the table's first outside the leaf
+    runnable = [i for i, n in zip(cands, names) if not n.startswith("f16nhwc_")]
+    runnable += [i for i, n in enumerate(table(disp, fam)) if i not in cands and not n.startswith("f16nhwc_")]
+    assert idx == runnable[0]
     assert close(y, reference(shape, x, wt))
+
+
+def test_no_kernel_that_runs_it_is_a_clean_refusal(disp, fam) -> None:
+    """A dispatcher whose kernels all refuse the problem (SM80 fp16 only, a 2 GiB output) answers
+    ``NO_KERNEL`` with the pick in ``*chosen`` and leaves the output untouched."""
+    from predictor.codegen import ResultCode
+
+    if not only_sm80_fp16(disp, fam):
+        pytest.skip(f"{fam} holds kernels beside SM80 fp16 ones")
+    shape = TOO_BIG_FOR_SM80
+    x, wt, y = tensors(shape, seed=3)
+    y.fill_(1.5)
+    st, idx, _ = run(disp, fam, shape, x, wt, y)
+    torch.cuda.synchronize()
+    assert st == ResultCode.NO_KERNEL and idx == disp.select(fam, shape, sms())
+    assert bool((y == 1.5).all())
