@@ -15,7 +15,7 @@ config name.  Three kinds differ in how the tree is grown and what a leaf answer
   re-picked over the whole grid as for ``repick``.
 * ``distill``: a random forest (the teacher, :data:`TEACHER`) learns the log-regret vector of the
   ``k`` portfolio members (clipped at :data:`REGRET_CLIP`); its least-regret member labels the
-  training problems and :data:`SYNTHETIC_COPIES` perturbed copies of each (other N, C, H, W, K:
+  training problems and :data:`COPIES` ``["distill"]`` perturbed copies of each (other N, C, H, W, K:
   :func:`synthetic_neighbours`), and one ``DecisionTreeClassifier`` (the student, exported like the
   others) learns those labels; a leaf answers its majority label.  Forests generalise better than
   one tree; the student keeps most of that at a single tree's cost.
@@ -25,13 +25,14 @@ config name.  Three kinds differ in how the tree is grown and what a leaf answer
   it learns on one config carries over to similar ones.  It learns :data:`TEACHER_CONFIGS` configs (a
   greedy portfolio, and the model's own) once per training set; a portfolio's labels are the argmin over
   its members.
+* ``dense``: ``cost`` with more perturbed copies (:data:`COPIES`): a student that sees more of the teacher's
+  answers between the training problems follows it more closely on problems unlike them.
 
 Every leaf also records its *candidates* for first-call tuning (:func:`node_candidates`, at most
 :data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then exported configs (the model's
 ``classes``, so a dispatcher holds no extra kernel), each the one that most lowers the leaf's total
 log-regret of the best candidate so far over its training problems, then by least total log-regret
-(``class``: the next classes by weight).  They change
-no prediction.
+(``class``: the next classes by weight).  They change no prediction.
 
 All kinds export the same way (:meth:`predictor.tree_ir.TreeIR.from_sklearn` with the leaf labels):
 one tree, a leaf -> config index, so the C++ and Python selectors cost the same.
@@ -51,25 +52,24 @@ import numpy as np
 
 from .config import Family, KernelConfig
 from .features import FEATURE_NAMES
-from .portfolio import (
-    ShapeTable, TrainError, best_single, dyadic, geomean_score, greedy_portfolio, log_ratio, picked_times,
-    portfolio_targets,
-)
+from .portfolio import (ShapeTable, TrainError, best_single, dyadic, geomean_score, greedy_portfolio, log_ratio,
+                        picked_times, portfolio_targets)
 from .schema import split_sm_key
 from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.
-KINDS = ("class", "repick", "regret", "distill", "cost")
+KINDS = ("class", "repick", "regret", "distill", "cost", "dense")
 #: Kinds whose leaves answer their majority class (the others re-pick over the whole grid).
-MAJORITY_KINDS = frozenset({"class", "distill", "cost"})
+MAJORITY_KINDS = frozenset({"class", "distill", "cost", "dense"})
 #: Kinds whose tree learns a teacher's labels of the training problems and perturbed copies of them.
-TEACHER_KINDS = frozenset({"distill", "cost"})
+TEACHER_KINDS = frozenset({"distill", "cost", "dense"})
+COST_KINDS = frozenset({"cost", "dense"})  # teacher: predictor.cost_teacher.CostTeacher
 #: ``distill``'s teacher: a scikit-learn random forest regressor's parameters.
 TEACHER = {"n_estimators": 100, "min_samples_leaf": 2, "max_features": 0.5}
 #: ``distill`` and ``cost``: log-regrets above this (a member 2.7x slower) are learned as this by the teacher.
 REGRET_CLIP = 1.0
-#: ``distill``: perturbed copies of each training problem the teacher labels for the student.
-SYNTHETIC_COPIES = 8
+#: Perturbed copies of each training problem the teacher labels for the student, per teacher kind.
+COPIES = {"distill": 8, "cost": 8, "dense": 16}
 #: The kind :mod:`predictor.train` fits unless told otherwise.
 DEFAULT_KIND = "repick"
 #: Default hyper-parameter grid.
@@ -176,17 +176,17 @@ def cost_teacher_set(table: ShapeTable, port: Sequence[int], wide: Sequence[int]
     return Teacher(tuple(table.configs[j] for j in cols), all_regret[:, cols], tuple(cols.index(j) for j in port))
 
 
-def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, configs: Sequence[str] = ()
-                         ) -> tuple[np.ndarray, np.ndarray]:
-    """(training problems + their perturbed copies, the teacher's predicted log-regret of each config):
-    the random forest of ``distill``, or with the configs' names the cost model of ``cost``; cached per
-    (X, regret, seed, configs), since a cross-validation fold refits only the student."""
+def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, configs: Sequence[str] = (),
+                         copies: int = COPIES["distill"]) -> tuple[np.ndarray, np.ndarray]:
+    """(training problems + ``copies`` perturbed copies of each, the teacher's predicted log-regret of each
+    config): the random forest of ``distill``, or with the configs' names the cost model of ``cost``;
+    cached per (X, regret, seed, configs, copies), since a cross-validation fold refits only the student."""
     import hashlib
 
-    key = hashlib.sha256(X.tobytes() + regret.tobytes() + str((X.shape, regret.shape, seed, tuple(configs))).encode()
-                         ).hexdigest()
+    key = hashlib.sha256(X.tobytes() + regret.tobytes()
+                         + str((X.shape, regret.shape, seed, tuple(configs), copies)).encode()).hexdigest()
     if key not in _TEACHER_CACHE:
-        Z = np.vstack([X, synthetic_neighbours(X, SYNTHETIC_COPIES, seed)])
+        Z = np.vstack([X, synthetic_neighbours(X, copies, seed)])
         clipped = np.minimum(regret, REGRET_CLIP)
         if regret.shape[1] == 1:
             pred = np.zeros((len(Z), 1))
@@ -218,9 +218,9 @@ def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, w
         return reg.fit(X[keep], regret[keep]), np.zeros(0, np.int64)
     if kind in TEACHER_KINDS:
         keep = label >= 0
-        if kind == "cost":
-            assert teacher is not None, "the cost kind needs its teacher's configs"
-            Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], seed, teacher.configs)
+        if kind in COST_KINDS:
+            assert teacher is not None, "the cost kinds need their teacher's configs"
+            Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], seed, teacher.configs, COPIES[kind])
             labels = np.argmin(pred[:, list(teacher.members)], axis=1)
         else:
             Z, pred = _teacher_predictions(X[keep], regret[keep], seed)
@@ -372,7 +372,7 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
     label, regret = portfolio_targets(table, port)
     all_regret = None if kind == "class" else regret_matrix(table)
     teacher = cost_teacher_set(table, port, greedy_portfolio(table, TEACHER_CONFIGS), all_regret) \
-        if kind == "cost" else None
+        if kind in COST_KINDS else None
     tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed, teacher)
     path = None if kind == "class" else _decision_path(tree, X)
     costs = _node_costs(kind, tree, classes, port, X, all_regret, len(table.configs), path)
@@ -458,7 +458,7 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
         sub = table.subset(tr)
         single[te] = best_single(sub)
         cache: dict[tuple[tuple[int, ...], str, int], dict[int, np.ndarray]] = {}
-        wide = greedy_portfolio(sub, TEACHER_CONFIGS) if kind == "cost" else None
+        wide = greedy_portfolio(sub, TEACHER_CONFIGS) if kind in COST_KINDS else None
         for k in k_grid:
             port = tuple(greedy_portfolio(sub, k))
             if not port:
@@ -468,7 +468,7 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
                 for min_leaf in min_leaf_grid:
                     key = (port, weighting, min_leaf)  # a larger k may give the same portfolio
                     if key not in cache:
-                        teacher = cost_teacher_set(sub, port, wide, all_regret[tr]) if kind == "cost" else None
+                        teacher = cost_teacher_set(sub, port, wide, all_regret[tr]) if kind in COST_KINDS else None
                         tree, classes = _fit_tree(kind, X[tr], label, regret, weighting, max(depths), min_leaf,
                                                   seed, teacher)
                         costs = None if all_regret is None else _node_costs(
@@ -596,5 +596,5 @@ def model_ir(model: LeafTree | RoutedTree, classes: Sequence[str], meta: dict[st
     return TreeIR.from_sklearn(model, FEATURE_NAMES, classes=classes, meta=meta, check_X=check_X)
 
 
-__all__ = ["MAX_CANDIDATES", "node_candidates", "set_candidates", "POINTWISE", "RoutedTree", "fit_key", "model_ir", "KINDS", "TEACHER_KINDS", "MAJORITY_KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",
+__all__ = ["COPIES", "COST_KINDS", "MAX_CANDIDATES", "node_candidates", "set_candidates", "POINTWISE", "RoutedTree", "fit_key", "model_ir", "KINDS", "TEACHER_KINDS", "MAJORITY_KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",
            "regret_matrix", "LeafTree", "Fitted", "fit_model", "CVResult", "base_keys", "cross_validate"]

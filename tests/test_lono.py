@@ -278,6 +278,22 @@ def test_synthetic_neighbours_keep_the_filter_and_stay_runnable(data) -> None:
     assert synthetic_neighbours(X, 0, seed=3).shape == (0, X.shape[1])
 
 
+@pytest.mark.parametrize("kind", sorted(TEACHER_KINDS))
+def test_each_teacher_kind_labels_its_number_of_copies(data, kind: str) -> None:
+    """The student of a teacher kind learns the training problems and ``COPIES[kind]`` perturbed copies of
+    each (``dense``: twice ``cost``'s)."""
+    from predictor.fitting import COPIES
+    from predictor.portfolio import greedy_portfolio, portfolio_targets
+
+    df, _ = data
+    table = family_table(df, FAM).table
+    X = table.features().to_numpy(dtype=np.int64)
+    fitted = fit_model(table, X, kind, (6, "uniform", 1, 4), 0)
+    kept = int((portfolio_targets(table, greedy_portfolio(table, 6))[0] >= 0).sum())
+    assert fitted.model.estimator.tree_.n_node_samples[0] == (1 + COPIES[kind]) * kept
+    assert COPIES["dense"] == 2 * COPIES["cost"]
+
+
 def test_default_families_leave_a_gemm_family_to_the_choices() -> None:
     """train and lono cover the same families when none is named: those that run every convolution."""
     from predictor.model_key import default_families
