@@ -386,17 +386,11 @@ SHIPPED_RUNS = (
                         "sweeps/h200-sm90-k32.parquet", "sweeps/h200-graph-sm90-k32.parquet"),
                choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90",
                         "i8nhwc+i8nhwc90+i8gemm90"),
-               # distill: 0.974 / 0.918 vs repick's 0.970 / 0.902 leave-network-group-out
-               # (reports/lono/h200-f16nhwc90), 0.974 / 0.918 vs 0.964 / 0.893 on the held-out networks
-               # (reports/holdout/h200); no gain for i8nhwc90 there (0.963 / 0.902 vs 0.964 / 0.895)
-               # i8nhwc too: leave-network-group-out 0.982 / 0.946 vs repick's 0.978 / 0.933
-               # (reports/lono/h200-i8nhwc, experiments/h200-i8nhwc-repick), held-out networks
-               # 0.972 / 0.915 vs 0.958 / 0.889 (above 8 GFLOP 0.977 vs 0.942)
-               # the routed fp16 choice too (2026-12-02; cost since session 15, experiments/README.md): leave-network-group-out
-               # 0.959 / 0.878 / 0.502 vs repick's 0.948 / 0.857 / 0.449, above 8 GFLOP 0.977 vs 0.952
-               methods=(("f16nhwc90", "cost", 24), ("i8nhwc", "distill", 24),
-                        ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24), ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24),  # session 16
-                        ("f16nhwc", "cost", 24), ("i8nhwc90", "cost", 24))),
+               # each kind is what leave-network-group-out chose (reports/lono/<run>/, the kinds it replaced in
+               # reports/lono/experiments/README.md); dense (session 17): i8nhwc90 0.982 / 0.942 / 0.618 vs cost's
+               # 0.977 / 0.936 / 0.589, i8nhwc 0.986 / 0.956 / 0.685 vs distill's 0.982 / 0.946 / 0.616
+               methods=(("f16nhwc90", "cost", 24), ("i8nhwc", "dense", 24), ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
+                        ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24), ("f16nhwc", "cost", 24), ("i8nhwc90", "dense", 24))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",
