@@ -4,8 +4,10 @@
 #   reports/lono/h200-f16nhwc90 f16nhwc90 as shipped (kind cost, portfolio up to 24: train.SHIPPED_RUNS methods;
 #                            the distill tree it replaced: reports/lono/experiments/h200-f16nhwc90-distill-k32);
 #                            its row in reports/lono/h200 is the repick tree it replaced
-#   reports/lono/h200-f16nhwc, reports/lono/h200-i8nhwc90 f16nhwc and i8nhwc90 as shipped (kind cost since session 16,
-#                            portfolio up to 24); their rows in reports/lono/h200 are the repick trees they replaced
+#   reports/lono/h200-f16nhwc f16nhwc as shipped (kind cost since session 16, portfolio up to 24)
+#   reports/lono/h200-i8nhwc90 i8nhwc90 as shipped (kind dense since session 17, portfolio up to 24; the cost tree:
+#                            reports/lono/experiments/h200-i8nhwc90-cost); both rows in reports/lono/h200 are the
+#                            repick trees they replaced
 #   reports/lono/h200-sm87  the Orin-sized models (--target sm_87): whole GPU + 16/32-SM partitions
 #   reports/lono/h200-sm87-i8nhwc the Orin-sized i8nhwc model (whole GPU + 16/32-SM partitions), as shipped (distill)
 #   reports/lono/h200-choice the fp16 choice f16nhwc+f16nhwc90 (problems measured in both families)
@@ -16,7 +18,8 @@
 #                            reports/lono/experiments/h200-choice3-repick)
 #   reports/lono/h200-i8choice the int8 NHWC choice with its GEMM family, i8nhwc90+i8gemm90 (routed alike)
 #   reports/lono/h200-i8nhwc the SM80-family int8 NHWC kernels (i8nhwc, measured on i8nhwc90's problems), as shipped
-#                            (kind distill, portfolio up to 24; the repick tree: reports/lono/experiments/h200-i8nhwc-repick)
+#                            (kind dense since session 17, portfolio up to 24; the distill tree:
+#                            reports/lono/experiments/h200-i8nhwc-distill, the repick tree: .../h200-i8nhwc-repick)
 #   reports/lono/h200-i8choice3 the int8 NHWC choice across kernel generations, i8nhwc+i8nhwc90+i8gemm90, as shipped
 #                            (kind cost since session 16, portfolio up to 24; the repick tree:
 #                            reports/lono/experiments/h200-i8choice3-repick)
@@ -34,7 +37,7 @@ python -m predictor.lono sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet 
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-graph-f16.parquet --family f16nhwc \
   --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet --family i8nhwc90 \
-  --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc90
+  --groups 6 --kind dense --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc90
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm16.parquet \
   sweeps/h200-sm16-nets.parquet sweeps/h200-sm32.parquet sweeps/h200-sm32-f16nhwc.parquet --target sm_87 \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-sm87
@@ -55,7 +58,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-i8gemm90.parquet \
   --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice
 python -m predictor.lono sweeps/h200-i8nhwc.parquet --family i8nhwc \
-  --groups 6 --kind distill --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc
+  --groups 6 --kind dense --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
   sweeps/h200-i8gemm90.parquet --family i8nhwc+i8nhwc90+i8gemm90 \
   --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8choice3
