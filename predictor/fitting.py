@@ -176,8 +176,8 @@ def cost_teacher_set(table: ShapeTable, port: Sequence[int], wide: Sequence[int]
     return Teacher(tuple(table.configs[j] for j in cols), all_regret[:, cols], tuple(cols.index(j) for j in port))
 
 
-def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, configs: Sequence[str] = (),
-                         copies: int = COPIES["distill"]) -> tuple[np.ndarray, np.ndarray]:
+def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: int, configs: Sequence[str] = ()
+                         ) -> tuple[np.ndarray, np.ndarray]:
     """(training problems + ``copies`` perturbed copies of each, the teacher's predicted log-regret of each
     config): the random forest of ``distill``, or with the configs' names the cost model of ``cost``;
     cached per (X, regret, seed, configs, copies), since a cross-validation fold refits only the student."""
@@ -220,10 +220,10 @@ def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, w
         keep = label >= 0
         if kind in COST_KINDS:
             assert teacher is not None, "the cost kinds need their teacher's configs"
-            Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], seed, teacher.configs, COPIES[kind])
+            Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], seed, COPIES[kind], teacher.configs)
             labels = np.argmin(pred[:, list(teacher.members)], axis=1)
         else:
-            Z, pred = _teacher_predictions(X[keep], regret[keep], seed)
+            Z, pred = _teacher_predictions(X[keep], regret[keep], seed, COPIES[kind])
             labels = np.argmin(pred, axis=1)
         clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
         clf.fit(Z.astype(np.float32), labels)
