@@ -203,6 +203,7 @@ def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: i
         if len(_TEACHER_CACHE) >= 64:
             _TEACHER_CACHE.clear()
         _TEACHER_CACHE[key] = (Z, pred)
+        return Z, pred  # not a second lookup: another thread (``threads``) may clear the cache meanwhile
     return _TEACHER_CACHE[key]
 
 
@@ -439,25 +440,38 @@ def _folds(table: ShapeTable, folds: int, seed: int) -> list[tuple[np.ndarray, n
     return list(gkf.split(np.zeros(table.n_shapes), groups=groups))
 
 
+def _map(fn: Any, items: Sequence[Any], threads: int) -> list[Any]:
+    """``[fn(x) for x in items]``, on up to ``threads`` threads (scikit-learn fits release the GIL); the
+    result does not depend on ``threads``."""
+    if threads <= 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
 def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], depth_grid: Sequence[int],
                    min_leaf_grid: Sequence[int], weightings: Sequence[str], folds: int, seed: int,
-                   tolerance: float, kind: str = "class") -> CVResult:
+                   tolerance: float, kind: str = "class", threads: int = 1) -> CVResult:
     """Grid search over (k, weighting, min_samples_leaf, max_depth) for a model of ``kind``.
 
     Among combinations within ``tolerance`` of the best out-of-fold geomean the smallest
-    (k, depth, -min_samples_leaf, weighting order) wins; it is then cross-validated exactly."""
+    (k, depth, -min_samples_leaf, weighting order) wins; it is then cross-validated exactly.
+    ``threads``: the CV folds fitted in parallel (same result)."""
     t0 = time.time()
     n = table.n_shapes
     weightings = _weightings(kind, weightings)
     splits = _folds(table, folds, seed)
     all_regret = regret_matrix(table) if kind != "class" else None
-    picks: dict[Combo, np.ndarray] = {}
-    single = np.full(n, -1, dtype=np.int64)
     depths = sorted(set(depth_grid))
-    for tr, te in splits:
+
+    def split_picks(split: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, dict[Combo, np.ndarray]]:
+        """(best single config, each combination's picks) of one fold's held-out problems."""
+        tr, te = split
         sub = table.subset(tr)
-        single[te] = best_single(sub)
         cache: dict[tuple[tuple[int, ...], str, int], dict[int, np.ndarray]] = {}
+        out: dict[Combo, np.ndarray] = {}
         wide = greedy_portfolio(sub, TEACHER_CONFIGS) if kind in COST_KINDS else None
         for k in k_grid:
             port = tuple(greedy_portfolio(sub, k))
@@ -476,7 +490,15 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
                         answers = _node_answers(kind, tree, classes, port, costs)
                         cache[key] = {d: answers[nodes] for d, nodes in _nodes_by_depth(tree, X[te], depths).items()}
                     for d in depths:
-                        picks.setdefault((k, weighting, min_leaf, d), np.full(n, -1, np.int64))[te] = cache[key][d]
+                        out[(k, weighting, min_leaf, d)] = cache[key][d]
+        return best_single(sub), out
+
+    picks: dict[Combo, np.ndarray] = {}
+    single = np.full(n, -1, dtype=np.int64)
+    for (_, te), (best, out) in zip(splits, _map(split_picks, splits, threads)):
+        single[te] = best
+        for combo, p in out.items():
+            picks.setdefault(combo, np.full(n, -1, np.int64))[te] = p
     scores = {c: geomean_score(table.oracle, picked_times(table, p)) for c, p in picks.items()}
     if not scores:
         raise TrainError("cross-validation produced no candidate (no portfolio could be formed)")
@@ -485,9 +507,14 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
     chosen = min(near, key=lambda c: (c[0], c[3], -c[2], weightings.index(c[1])))
     exact = np.full(n, -1, dtype=np.int64)
     index = {c: j for j, c in enumerate(table.configs)}
-    for tr, te in splits:
+
+    def exact_picks(split: tuple[np.ndarray, np.ndarray]) -> list[int]:
+        tr, te = split
         fitted = fit_model(table.subset(tr), X[tr], kind, chosen, seed)
-        exact[te] = [index[c] for c in fitted.model.predict(X[te])]
+        return [index[c] for c in fitted.model.predict(X[te])]
+
+    for (_, te), p in zip(splits, _map(exact_picks, splits, threads)):
+        exact[te] = p
     return CVResult(scores, chosen, exact, single, kind, time.time() - t0,
                     {"kind": kind, "k": list(k_grid), "max_depth": depths, "min_samples_leaf": list(min_leaf_grid),
                      "weighting": weightings, "folds": len(splits), "tolerance": tolerance})
@@ -533,16 +560,18 @@ def _columns(table: ShapeTable, cols: Sequence[int]) -> ShapeTable:
 
 def fit_key(table: ShapeTable, X: np.ndarray, kind: str, *, partial: Sequence[Family] = (),
             k_grid: Sequence[int], depth_grid: Sequence[int], min_leaf_grid: Sequence[int],
-            weightings: Sequence[str], folds: int, seed: int, tolerance: float) -> tuple[CVResult, Fitted]:
+            weightings: Sequence[str], folds: int, seed: int, tolerance: float, threads: int = 1
+            ) -> tuple[CVResult, Fitted]:
     """Hyper-parameters by :func:`cross_validate`, then :func:`fit_model` on all of ``table``.
 
     With ``partial`` members (a choice holding families that run only some convolutions, e.g. the
     GEMM family) two models are fitted that way: one on the pointwise problems over every config,
     one on the rest over the configs of the other members only; the model is their
     :class:`RoutedTree`, and the returned CV result holds the composed out-of-fold picks over all
-    problems (``parts``: each side's own result; ``chosen``: the rest side's)."""
+    problems (``parts``: each side's own result; ``chosen``: the rest side's).  ``threads``: as for
+    :func:`cross_validate` (same result)."""
     settings = dict(k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid, weightings=weightings,
-                    folds=folds, seed=seed, tolerance=tolerance, kind=kind)
+                    folds=folds, seed=seed, tolerance=tolerance, kind=kind, threads=threads)
     if not partial:
         cv = cross_validate(table, X, **settings)  # type: ignore[arg-type]
         return cv, fit_model(table, X, kind, cv.chosen, seed)

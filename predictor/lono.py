@@ -134,9 +134,10 @@ def gflop(shapes: pd.DataFrame) -> np.ndarray:
 
 
 def evaluate_network(table: ShapeTable, X: np.ndarray, network: str | Sequence[str], settings: Settings,
-                     family: str = "") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                     family: str = "", threads: int = 1) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Hold out ``network`` (or a group of networks together) of one family's ``table`` (features
-    ``X``): (per-layer score records, one per network a layer belongs to; per-kind choice records)."""
+    ``X``): (per-layer score records, one per network a layer belongs to; per-kind choice records);
+    ``threads``: inner CV folds fitted in parallel (same result)."""
     group = [network] if isinstance(network, str) else list(network)
     partial = model_key(family).partial if family else ()
     tr, te = lono_split(table, group)
@@ -151,7 +152,7 @@ def evaluate_network(table: ShapeTable, X: np.ndarray, network: str | Sequence[s
         cv, fitted = fit_key(train_t, X[tr], kind, partial=partial, k_grid=settings.k_grid,
                              depth_grid=settings.depth_grid, min_leaf_grid=settings.min_leaf_grid,
                              weightings=settings.weightings, folds=settings.folds, seed=settings.seed,
-                             tolerance=settings.tolerance)
+                             tolerance=settings.tolerance, threads=threads)
         picks = np.array([index[c] for c in fitted.model.predict(X[te])])
         # first-call tuning: the fastest of the candidates of the leaf each layer lands in (the exported
         # IR's leaves, as the dispatcher's tuned mode times them; its label is the pick, the first one)
@@ -186,18 +187,20 @@ def evaluate_network(table: ShapeTable, X: np.ndarray, network: str | Sequence[s
     return layers, folds
 
 
-def _task(args: tuple[ShapeTable, np.ndarray, list[str], Settings, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _task(args: tuple[ShapeTable, np.ndarray, list[str], Settings, str, int]
+          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return evaluate_network(*args)
 
 
 def evaluate_family(df: pd.DataFrame, family: Key, settings: Settings, target: str | None = None,
-                    jobs: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+                    jobs: int = 1, threads: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every network of ``family`` (a family or a choice, :mod:`predictor.model_key`) held out in turn (or, with ``settings.groups``, that many groups
     of networks, each held out together: stricter, and fewer models to fit): (per-layer scores,
-    per-fold choices); ``jobs`` processes share the folds (the result does not depend on it)."""
+    per-fold choices); ``jobs`` processes share the folds, each fitting ``threads`` inner CV folds at once
+    (the result depends on neither)."""
     table = family_table(df, family, target).table
     X = table.features().to_numpy(dtype=np.int64)
-    tasks = [(table, X, g, settings, family.value) for g in network_groups(networks(table), settings.groups)]
+    tasks = [(table, X, g, settings, family.value, threads) for g in network_groups(networks(table), settings.groups)]
     if jobs > 1 and len(tasks) > 1:
         from concurrent.futures import ProcessPoolExecutor
 
@@ -341,6 +344,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hold out the networks in this many groups, each group together (stricter than one at "
                         "a time, and fewer models to fit); 0: one network at a time")
     p.add_argument("--jobs", type=int, default=1, help="processes (held-out folds in parallel; same result)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads per process (inner CV folds in parallel; same result)")
     return p
 
 
@@ -365,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = sorted({m.value for k in keys for m in k.families} - set(present))
         if missing:
             raise TrainError(f"no rows of family {missing} (present: {present})")
-        parts = [evaluate_family(df, k, settings, args.target, args.jobs) for k in keys]
+        parts = [evaluate_family(df, k, settings, args.target, args.jobs, args.threads) for k in keys]
     except (SweepFormatError, TrainError, FileNotFoundError) as exc:
         raise SystemExit(f"predictor.lono: error: {exc}") from exc
     layers = pd.concat([p[0] for p in parts], ignore_index=True)

@@ -273,9 +273,10 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
                  tolerance: float = 0.002, k_grid: Sequence[int] | None = None,
                  depth_grid: Sequence[int] = DEPTH_GRID, min_leaf_grid: Sequence[int] = MIN_LEAF_GRID,
                  weightings: Sequence[str] = WEIGHTINGS, command: str = "",
-                 slug_override: str | None = None, kind: str = DEFAULT_KIND) -> FamilyModel:
+                 slug_override: str | None = None, kind: str = DEFAULT_KIND, threads: int = 1) -> FamilyModel:
     """Train the model of one family, or of a choice of families with identical tensors
-    (:mod:`predictor.model_key`), from its sweep rows (any status); ``kind``: see :mod:`predictor.fitting`."""
+    (:mod:`predictor.model_key`), from its sweep rows (any status); ``kind``: see :mod:`predictor.fitting`;
+    ``threads``: CV folds fitted in parallel (the model does not depend on it)."""
     t0 = time.time()
     sets = training_sets(df, family, target, holdout_prefixes)
     train_t, hold_t, X, Xh = sets.train, sets.hold, sets.X, sets.Xh
@@ -284,7 +285,7 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
     cv, fitted = fit_key(train_t, X, kind, partial=family.partial,
                          k_grid=portfolio_sizes(k_grid, max_portfolio), depth_grid=depth_grid,
                          min_leaf_grid=min_leaf_grid, weightings=weightings, folds=folds, seed=seed,
-                         tolerance=tolerance)
+                         tolerance=tolerance, threads=threads)
     for part, res in (cv.parts or {"": cv}).items():
         k, weighting, min_leaf, depth = res.chosen
         _LOG.info("%s%s: CV over %d combinations in %.1fs; chosen kind=%s k=%d weighting=%s min_samples_leaf=%d "
@@ -450,6 +451,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv-tolerance", type=float, default=0.0,
                    help="prefer the smallest model within this much CV geomean of the best (0: the best; "
                         "0.002 gives k=8 instead of 12 for i8nc32 on the H200 sweep at -0.002 geomean)")
+    p.add_argument("--threads", type=int, default=_default_threads(),
+                   help="cross-validation folds fitted in parallel (the models do not depend on it; default: "
+                        "the CPU cores, at most the folds)")
     p.add_argument("--quiet", action="store_true", help="do not print the summaries")
     return p
 
@@ -481,6 +485,17 @@ def _outputs(models_dir: Path, export_dir: Path | None, slugs: set[str], fams: S
     if export_dir is not None:
         out += [header_path(export_dir, slug) for slug in sorted(slugs)]
     return out
+
+
+def _default_threads() -> int:
+    """The CPU cores this process may use, at most the default number of folds (5)."""
+    import os
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(5, cores))
 
 
 def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: str, overwrite: bool,
@@ -523,7 +538,7 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
                          slug_override=args.slug, kind=kind,
                          max_portfolio=max_portfolio, seed=args.seed,
                          holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
-                         tolerance=args.cv_tolerance, command=command)
+                         tolerance=args.cv_tolerance, command=command, threads=args.threads)
         paths = save_model(m, args.models_dir)
         _LOG.info("%s: wrote %s", f, ", ".join(str(p) for p in paths.values()))
         if not args.quiet:

@@ -299,3 +299,20 @@ def test_default_families_leave_a_gemm_family_to_the_choices() -> None:
     from predictor.model_key import default_families
 
     assert default_families({"f16gemm90", "i8nc32", "f16nhwc", "f16nhwc90", "bogus"}) == ["f16nhwc", "f16nhwc90", "i8nc32"]
+
+
+@pytest.mark.parametrize("kind", ["repick", "cost"])
+def test_threads_do_not_change_the_cross_validation(data, kind: str) -> None:
+    """``threads`` fits the CV folds in parallel: every score, the chosen combination and every
+    out-of-fold pick are those of the serial run."""
+    from predictor.fitting import cross_validate
+
+    df, _ = data
+    table = family_table(df, FAM).table
+    X = table.features().to_numpy(dtype=np.int64)
+    grid = dict(k_grid=[2, 4, 6], depth_grid=(2, 4, 6), min_leaf_grid=(2, 8), weightings=("regret", "uniform"),
+                folds=3, seed=0, tolerance=0.002, kind=kind)
+    serial, threaded = cross_validate(table, X, **grid), cross_validate(table, X, **grid, threads=3)
+    assert serial.scores == threaded.scores and serial.chosen == threaded.chosen
+    assert np.array_equal(serial.model_picks, threaded.model_picks)
+    assert np.array_equal(serial.single_picks, threaded.single_picks)
