@@ -192,23 +192,70 @@ def _task(args: tuple[ShapeTable, np.ndarray, list[str], Settings, str, int]
     return evaluate_network(*args)
 
 
+def _part_path(parts: Path, task: tuple[ShapeTable, np.ndarray, list[str], Settings, str, int], i: int) -> Path:
+    """Where held-out group ``i``'s records are kept: named by its family, position and a hash of
+    everything its result depends on (the table's problems, configs and times, the features, the
+    group and the settings), so a stale part is never reused."""
+    import hashlib
+
+    table, X, group, settings, family, _ = task
+    h = hashlib.sha256()
+    for a in (np.asarray(table.keys).astype(str), np.asarray(table.configs).astype(str), table.times, X):
+        h.update(np.ascontiguousarray(a).tobytes())
+    h.update(repr((group, settings, family)).encode())
+    return parts / f"{family.replace('+', '_')}-g{i}-{h.hexdigest()[:16]}.json"
+
+
+def _run_tasks(tasks: list[tuple[ShapeTable, np.ndarray, list[str], Settings, str, int]], jobs: int,
+               parts: Path | None) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Every task's records, in task order; with ``parts``, each finished task's records are written
+    there as it completes and a task already there is read instead of run (a run stopped part-way
+    resumes)."""
+    import json
+
+    paths = [_part_path(parts, t, i) if parts else None for i, t in enumerate(tasks)]
+    done: dict[int, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+    for i, path in enumerate(paths):
+        if path is not None and path.is_file():
+            layers, folds = json.loads(path.read_text())
+            done[i] = (layers, folds)
+            _LOG.info("held-out group %d: read from %s", i, path)
+
+    def keep(i: int, result: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> None:
+        done[i] = result
+        path = paths[i]
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(result, default=lambda o: o.item()))  # numpy scalars
+            tmp.replace(path)
+
+    todo = [i for i in range(len(tasks)) if i not in done]
+    if jobs > 1 and len(todo) > 1:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+            futures = {pool.submit(_task, tasks[i]): i for i in todo}
+            for fut in as_completed(futures):
+                keep(futures[fut], fut.result())
+    else:
+        for i in todo:
+            keep(i, _task(tasks[i]))
+    return [done[i] for i in range(len(tasks))]
+
+
 def evaluate_family(df: pd.DataFrame, family: Key, settings: Settings, target: str | None = None,
-                    jobs: int = 1, threads: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+                    jobs: int = 1, threads: int = 1, parts: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every network of ``family`` (a family or a choice, :mod:`predictor.model_key`) held out in turn (or, with ``settings.groups``, that many groups
     of networks, each held out together: stricter, and fewer models to fit): (per-layer scores,
     per-fold choices); ``jobs`` processes share the folds, each fitting ``threads`` inner CV folds at once
-    (the result depends on neither)."""
+    (the result depends on neither); ``parts``: a folder that keeps each finished fold, so that a run
+    stopped part-way resumes where it stopped."""
     table = family_table(df, family, target).table
     X = table.features().to_numpy(dtype=np.int64)
     tasks = [(table, X, g, settings, family.value, threads) for g in network_groups(networks(table), settings.groups)]
-    if jobs > 1 and len(tasks) > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
-            parts = list(pool.map(_task, tasks))
-    else:
-        parts = [_task(t) for t in tasks]
-    return (pd.DataFrame([r for p in parts for r in p[0]]), pd.DataFrame([r for p in parts for r in p[1]]))
+    results = _run_tasks(tasks, jobs, parts)
+    return (pd.DataFrame([r for p in results for r in p[0]]), pd.DataFrame([r for p in results for r in p[1]]))
 
 
 # --------------------------------------------------------------------------- report
@@ -346,6 +393,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="processes (held-out folds in parallel; same result)")
     p.add_argument("--threads", type=int, default=1,
                    help="threads per process (inner CV folds in parallel; same result)")
+    p.add_argument("--parts", type=Path, default=None,
+                   help="keep each finished held-out fold in this folder; a run stopped part-way and started "
+                        "again with the same inputs resumes there (same result)")
     return p
 
 
@@ -370,7 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = sorted({m.value for k in keys for m in k.families} - set(present))
         if missing:
             raise TrainError(f"no rows of family {missing} (present: {present})")
-        parts = [evaluate_family(df, k, settings, args.target, args.jobs, args.threads) for k in keys]
+        parts = [evaluate_family(df, k, settings, args.target, args.jobs, args.threads, args.parts) for k in keys]
     except (SweepFormatError, TrainError, FileNotFoundError) as exc:
         raise SystemExit(f"predictor.lono: error: {exc}") from exc
     layers = pd.concat([p[0] for p in parts], ignore_index=True)

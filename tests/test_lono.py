@@ -316,3 +316,26 @@ def test_threads_do_not_change_the_cross_validation(data, kind: str) -> None:
     assert serial.scores == threaded.scores and serial.chosen == threaded.chosen
     assert np.array_equal(serial.model_picks, threaded.model_picks)
     assert np.array_equal(serial.single_picks, threaded.single_picks)
+
+
+def test_parts_resume_a_stopped_run_with_the_same_result(data, tmp_path: Path) -> None:
+    """``--parts`` keeps each finished held-out fold; a run that finds some of them (one deleted, as if
+    stopped before it) reuses them and writes the same layers as a run without parts."""
+    df, _ = data
+    sweep = tmp_path / "s.parquet"
+    write_sweep(df[df["sms"] == 132], sweep, {"synthetic": True})
+    args = [str(sweep), "--max-portfolio", "4", "--folds", "3", "--kind", "repick"]
+    assert main([*args, "--out", str(tmp_path / "plain")]) == 0
+    parts = tmp_path / "parts"
+    assert main([*args, "--out", str(tmp_path / "first"), "--parts", str(parts)]) == 0
+    kept = sorted(parts.glob("*.json"))
+    assert len(kept) == 2 and all(p.name.startswith("i8nc32-g") for p in kept)  # two networks
+    kept[0].unlink()
+    stamp = kept[1].stat().st_mtime_ns
+    assert main([*args, "--out", str(tmp_path / "resumed"), "--parts", str(parts), "--jobs", "2"]) == 0
+    assert kept[1].stat().st_mtime_ns == stamp and kept[0].is_file()  # read, not rerun; the missing one rerun
+    plain = (tmp_path / "plain" / "layers.csv").read_text()
+    assert (tmp_path / "first" / "layers.csv").read_text() == plain
+    assert (tmp_path / "resumed" / "layers.csv").read_text() == plain
+    assert main([*args[:-1], "class", "--out", str(tmp_path / "other"), "--parts", str(parts)]) == 0
+    assert len(list(parts.glob("*.json"))) == 4  # other settings: new parts, none reused
