@@ -36,3 +36,12 @@ step() {
   timeout "$secs" "$@" > "/tmp/logs/$name.log" 2>&1
   local rc=$?; echo "$name rc=$rc at $(date +%T)"; return $rc
 }
+
+# device_start OUTDIR [SECONDS]: the common start of a device call: the call's clock (`left` prints the seconds
+# left of SECONDS, default 580), OUTDIR and /tmp/logs made, the machine recorded in OUTDIR/env.txt.
+device_start() {
+  DEVICE_T0=$(date +%s); DEVICE_BUDGET=${2:-580}
+  mkdir -p "$1" /tmp/logs
+  record_env "$1/env.txt"
+}
+left() { echo $(( DEVICE_BUDGET - ($(date +%s) - DEVICE_T0) )); }
