@@ -4,8 +4,10 @@
 # (carry [".whl", "lono-parts"]; lono-parts/ is git-ignored). Each NAME runs
 #   python -m predictor.lono LONO ARGS --out OUTDIR/NAME --parts lono-parts/NAME
 # with OMP_NUM_THREADS=1 until the call's time is nearly up (THREADS, default 3, inner CV folds per process; the
-# LONO ARGS give --jobs). Finished held-out folds are copied back to OUTDIR/parts/NAME: put them in lono-parts/NAME
-# here and call again to finish the run; the result does not depend on where it stopped.
+# LONO ARGS give --jobs). Finished held-out folds are copied back to OUTDIR/parts-NAME (the device tool brings back
+# files at most three folders below its output folder): put them in lono-parts/NAME here and call again to finish
+# the run; the result does not depend on where it stopped. Do not carry lono-parts when it is empty here: a carried
+# path replaces the device's copy.
 set -uo pipefail
 out=${1:?usage: device_lono.sh OUTDIR NAME 'LONO ARGS' ...}; shift
 source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
@@ -20,8 +22,8 @@ while [ $# -ge 2 ]; do
 done
 wait
 for name in "${names[@]}"; do
-  mkdir -p "$out/parts/$name"; cp lono-parts/"$name"/*.json "$out/parts/$name/" 2>/dev/null
-  echo "$name: $(ls "$out/parts/$name" | wc -l) folds kept; $(tail -1 "/tmp/logs/lono-$name.log")"
+  mkdir -p "$out/parts-$name"; cp lono-parts/"$name"/*.json "$out/parts-$name/" 2>/dev/null
+  echo "$name: $(ls "$out/parts-$name" | wc -l) folds kept; $(tail -1 "/tmp/logs/lono-$name.log")"
   [ -f "$out/$name/REPORT.md" ] && grep -A2 "^| family | model | layers" "$out/$name/REPORT.md" | tail -1
 done
 echo "$(left) s left"
