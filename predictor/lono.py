@@ -2,6 +2,10 @@
 
     python -m predictor.lono SWEEP.parquet [SWEEP ...] [--kind class --kind repick] [--family F]
         [--target sm_87] [--max-portfolio 24] [--folds 5] [--seed 0] [--cv-tolerance 0.002] --out reports/lono
+        [--groups 6] [--jobs 6] [--threads 3] [--parts DIR]
+
+(``--jobs``: processes, one held-out fold each; ``--threads``: inner CV folds per process; ``--parts``: keep each
+finished held-out fold so that a stopped run resumes; none of them changes the result.)
 
 For every family (or choice of families, ``--family f16nhwc+f16nhwc90``: :mod:`predictor.model_key`;
 its problems are those measured in every member, scored against the fastest config of all members)
