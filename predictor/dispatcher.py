@@ -250,6 +250,8 @@ class Dispatcher:
             getattr(self.lib, f"pkd_select_{v}").restype = ctypes.c_int
             getattr(self.lib, f"pkd_name_{v}").argtypes = [ctypes.c_int]
             getattr(self.lib, f"pkd_name_{v}").restype = ctypes.c_char_p
+            getattr(self.lib, f"pkd_num_configs_{v}").argtypes = []
+            getattr(self.lib, f"pkd_num_configs_{v}").restype = ctypes.c_int
             getattr(self.lib, f"pkd_workspace_bytes_{v}").argtypes = [i64p, ctypes.c_int64]
             getattr(self.lib, f"pkd_workspace_bytes_{v}").restype = ctypes.c_size_t
             for what in ("conv2d", "conv2d_tuned"):
@@ -296,6 +298,14 @@ class Dispatcher:
     def name(self, family: str | Key, index: int) -> str | None:
         raw = self._fn("name", family)(index)
         return raw.decode() if raw else None
+
+    def num_configs(self, family: str | Key) -> int:
+        """How many configs (kernels) the library holds for ``family``."""
+        return int(self._fn("num_configs", family)())
+
+    def config_names(self, family: str | Key) -> list[str]:
+        """The names of ``family``'s configs, by index (what :meth:`select` returns)."""
+        return [str(self.name(family, i)) for i in range(self.num_configs(family))]
 
     def workspace_bytes(self, family: str | Key, shape: Sequence[int], sms: int) -> int:
         return int(self._fn("workspace_bytes", family)(self._shape(shape), sms))

@@ -327,6 +327,7 @@ def test_choice_dispatcher_builds_and_selects_through_ctypes(tmp_path: Path, mon
     disp_path = build(src, "sm_90a")
     disp = Dispatcher(disp_path)
     assert disp.families == [model_key(CHOICE)]
+    assert disp.num_configs(CHOICE) == 2 and disp.config_names(CHOICE) == list(classes)
     for n in (1, 2, 32):  # gemm_m = N * 56 * 56: the SM90 kernel up to 4096, the SM80 one above
         shape = (n, 64, 56, 56, 64, 3, 3, 1, 1, 1)
         i = disp.select(CHOICE, shape, 132)

@@ -145,16 +145,8 @@ def test_capture_never_tunes(disp, fam) -> None:
 TOO_BIG_FOR_SM80 = (32, 16, 512, 1024, 64, 1, 1, 1, 0, 1)
 
 
-def table(disp, fam) -> list[str]:
-    """Every config name of the family's table, in index order."""
-    names: list[str] = []
-    while (n := disp.name(fam, len(names))) is not None:
-        names.append(n)
-    return names
-
-
 def only_sm80_fp16(disp, fam) -> bool:
-    return all(n.startswith("f16nhwc_") for n in table(disp, fam))
+    return all(n.startswith("f16nhwc_") for n in disp.config_names(fam))
 
 
 def test_fallback_runs_the_leafs_next_candidate(disp, fam) -> None:
@@ -173,7 +165,7 @@ def test_fallback_runs_the_leafs_next_candidate(disp, fam) -> None:
     assert st == 0 and idx != cands[0]
     # SM90 kernels take any size: the leaf's first of them, else the table's first outside the leaf
     runnable = [i for i, n in zip(cands, names) if not n.startswith("f16nhwc_")]
-    runnable += [i for i, n in enumerate(table(disp, fam)) if i not in cands and not n.startswith("f16nhwc_")]
+    runnable += [i for i, n in enumerate(disp.config_names(fam)) if i not in cands and not n.startswith("f16nhwc_")]
     assert idx == runnable[0]
     assert close(y, reference(shape, x, wt))
 
