@@ -211,10 +211,11 @@ def _part_path(parts: Path, task: tuple[ShapeTable, np.ndarray, list[str], Setti
 
 
 def _run_tasks(tasks: list[tuple[ShapeTable, np.ndarray, list[str], Settings, str, int]], jobs: int,
-               parts: Path | None) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+               parts: Path | None, reused: list[int] | None = None
+               ) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
     """Every task's records, in task order; with ``parts``, each finished task's records are written
     there as it completes and a task already there is read instead of run (a run stopped part-way
-    resumes)."""
+    resumes); ``reused`` gets [tasks read, tasks] added."""
     import json
 
     paths = [_part_path(parts, t, i) if parts else None for i, t in enumerate(tasks)]
@@ -235,6 +236,9 @@ def _run_tasks(tasks: list[tuple[ShapeTable, np.ndarray, list[str], Settings, st
             tmp.replace(path)
 
     todo = [i for i in range(len(tasks)) if i not in done]
+    if reused is not None:
+        reused[0] += len(done)
+        reused[1] += len(tasks)
     if jobs > 1 and len(todo) > 1:
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -249,16 +253,17 @@ def _run_tasks(tasks: list[tuple[ShapeTable, np.ndarray, list[str], Settings, st
 
 
 def evaluate_family(df: pd.DataFrame, family: Key, settings: Settings, target: str | None = None,
-                    jobs: int = 1, threads: int = 1, parts: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                    jobs: int = 1, threads: int = 1, parts: Path | None = None, reused: list[int] | None = None
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every network of ``family`` (a family or a choice, :mod:`predictor.model_key`) held out in turn (or, with ``settings.groups``, that many groups
     of networks, each held out together: stricter, and fewer models to fit): (per-layer scores,
     per-fold choices); ``jobs`` processes share the folds, each fitting ``threads`` inner CV folds at once
     (the result depends on neither); ``parts``: a folder that keeps each finished fold, so that a run
-    stopped part-way resumes where it stopped."""
+    stopped part-way resumes where it stopped (``reused``: [folds read from it, folds] added)."""
     table = family_table(df, family, target).table
     X = table.features().to_numpy(dtype=np.int64)
     tasks = [(table, X, g, settings, family.value, threads) for g in network_groups(networks(table), settings.groups)]
-    results = _run_tasks(tasks, jobs, parts)
+    results = _run_tasks(tasks, jobs, parts, reused)
     return (pd.DataFrame([r for p in results for r in p[0]]), pd.DataFrame([r for p in results for r in p[1]]))
 
 
@@ -287,8 +292,8 @@ def groups(d: pd.DataFrame, big_gflop: float = BIG_GFLOP) -> list[tuple[str, pd.
 
 
 def report_markdown(layers: pd.DataFrame, folds: pd.DataFrame, *, command: str, sweeps: Sequence[tuple[Path, str]],
-                    settings: Settings, seconds: float, big_gflop: float = BIG_GFLOP) -> str:
-    """REPORT.md text from the per-layer and per-fold frames."""
+                    settings: Settings, seconds: float, big_gflop: float = BIG_GFLOP, resumed: str = "") -> str:
+    """REPORT.md text from the per-layer and per-fold frames; ``resumed``: what of it an earlier run computed."""
     kinds = list(settings.kinds)
     date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
     lines = [
@@ -298,7 +303,7 @@ def report_markdown(layers: pd.DataFrame, folds: pd.DataFrame, *, command: str, 
         "",
         f"    {command}",
         "",
-        f"- date: {date}; wall time {seconds / 60:.1f} min",
+        f"- date: {date}; wall time {seconds / 60:.1f} min" + (f" ({resumed})" if resumed else ""),
         *[f"- sweep `{p}` sha256 `{file_sha256(p)}` ({gpu})" for p, gpu in sweeps],
         f"- model kinds (`predictor.fitting`): {', '.join(f'`{k}`' for k in kinds)}; hyper-parameters of every "
         f"fold chosen by {settings.folds}-fold grouped CV inside its training set (k ≤ {settings.max_portfolio} "
@@ -424,7 +429,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = sorted({m.value for k in keys for m in k.families} - set(present))
         if missing:
             raise TrainError(f"no rows of family {missing} (present: {present})")
-        parts = [evaluate_family(df, k, settings, args.target, args.jobs, args.threads, args.parts) for k in keys]
+        reused = [0, 0]
+        parts = [evaluate_family(df, k, settings, args.target, args.jobs, args.threads, args.parts, reused)
+                 for k in keys]
     except (SweepFormatError, TrainError, FileNotFoundError) as exc:
         raise SystemExit(f"predictor.lono: error: {exc}") from exc
     layers = pd.concat([p[0] for p in parts], ignore_index=True)
@@ -432,7 +439,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     layers.to_csv(args.out / "layers.csv", index=False, float_format="%.6g")
     text = report_markdown(layers, folds, command=command, sweeps=described, settings=settings,
-                           seconds=time.time() - t0, big_gflop=args.big_gflop)
+                           seconds=time.time() - t0, big_gflop=args.big_gflop,
+                           resumed=f"{reused[0]} of the {reused[1]} held-out folds read from `{args.parts}`, computed "
+                                   "by an earlier run" if reused[0] else "")
     (args.out / "REPORT.md").write_text(text)
     _LOG.info("wrote %s and %s (%.1f min)", args.out / "REPORT.md", args.out / "layers.csv", (time.time() - t0) / 60)
     return 0

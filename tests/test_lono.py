@@ -337,5 +337,7 @@ def test_parts_resume_a_stopped_run_with_the_same_result(data, tmp_path: Path) -
     plain = (tmp_path / "plain" / "layers.csv").read_text()
     assert (tmp_path / "first" / "layers.csv").read_text() == plain
     assert (tmp_path / "resumed" / "layers.csv").read_text() == plain
+    assert "1 of the 2 held-out folds read from" in (tmp_path / "resumed" / "REPORT.md").read_text()
+    assert "read from" not in (tmp_path / "first" / "REPORT.md").read_text()
     assert main([*args[:-1], "class", "--out", str(tmp_path / "other"), "--parts", str(parts)]) == 0
     assert len(list(parts.glob("*.json"))) == 4  # other settings: new parts, none reused
