@@ -98,5 +98,14 @@ def run_main(prog: str, fn: Callable[[Sequence[str] | None], int], argv: Sequenc
         return 2
 
 
-__all__ = ["run_main", "setup_logging", "LOG_FORMAT", "TIMED_LOG_FORMAT", "require", "refuse_overwrite", "display_path", "install_hint", "MissingDependencyError",
+def cores(most: int | None = None) -> int:
+    """The CPU cores this process may use (at least 1, at most ``most``)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        n = os.cpu_count() or 1
+    return max(1, min(most, n) if most else n)
+
+
+__all__ = ["cores", "run_main", "setup_logging", "LOG_FORMAT", "TIMED_LOG_FORMAT", "require", "refuse_overwrite", "display_path", "install_hint", "MissingDependencyError",
            "OverwriteError", "EXPECTED_ERRORS"]

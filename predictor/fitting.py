@@ -52,6 +52,7 @@ import numpy as np
 
 from .config import Family, KernelConfig
 from .features import FEATURE_NAMES
+from .neighbours import synthetic_neighbours
 from .portfolio import (ShapeTable, TrainError, best_single, dyadic, geomean_score, greedy_portfolio, log_ratio,
                         picked_times, portfolio_targets)
 from .schema import split_sm_key
@@ -122,33 +123,6 @@ def _weightings(kind: str, weightings: Sequence[str]) -> list[str]:
     if kind not in KINDS:
         raise ValueError(f"unknown model kind {kind!r} (one of {KINDS})")
     return ["uniform"] if kind in ("regret", *TEACHER_KINDS) else list(weightings)
-
-
-def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
-    """Feature rows of ``copies`` perturbed copies of every problem of ``X``: N, C, H, W and K scaled
-    by log-uniform factors (N in 1..64; C and K keep the largest power of two up to 32 that divides
-    both, so they stay runnable; H, W by up to 2x either way), the filter, stride, padding,
-    dilation and SM count kept (so ``pointwise`` and the SM count stay as they were)."""
-    import pandas as pd
-
-    from .features import ARGS, frame
-
-    if copies <= 0 or not len(X):
-        return np.zeros((0, X.shape[1]), dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    raw = {a: np.repeat(X[:, FEATURE_NAMES.index(a)].astype(np.int64), copies) for a in ARGS}
-    n = len(raw["N"])
-    mult = np.gcd(np.gcd(raw["C"], raw["K"]), 32)
-    scale = lambda lo, hi: np.exp(rng.uniform(np.log(lo), np.log(hi), n))  # noqa: E731
-    raw["N"] = np.clip(np.rint(2.0 ** rng.uniform(0, 6, n)), 1, 64).astype(np.int64)
-    for a in ("C", "K"):
-        raw[a] = np.maximum(mult, np.rint(raw[a] * scale(0.5, 2.0) / mult).astype(np.int64) * mult)
-    for a in ("H", "W"):
-        raw[a] = np.maximum(np.rint(raw[a] * scale(0.5, 2.0)).astype(np.int64), 1)
-    eff = (raw["R"] - 1) * raw["dilation"] + 1  # the output must keep at least one pixel
-    raw["H"] = np.maximum(raw["H"], eff - 2 * raw["pad"])
-    raw["W"] = np.maximum(raw["W"], (raw["S"] - 1) * raw["dilation"] + 1 - 2 * raw["pad"])
-    return frame(pd.DataFrame(raw)).to_numpy(dtype=np.int64)
 
 
 _TEACHER_CACHE: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -441,8 +415,7 @@ def _folds(table: ShapeTable, folds: int, seed: int) -> list[tuple[np.ndarray, n
 
 
 def _map(fn: Any, items: Sequence[Any], threads: int) -> list[Any]:
-    """``[fn(x) for x in items]``, on up to ``threads`` threads (scikit-learn fits release the GIL); the
-    result does not depend on ``threads``."""
+    """``[fn(x) for x in items]`` on up to ``threads`` threads (scikit-learn fits release the GIL)."""
     if threads <= 1 or len(items) <= 1:
         return [fn(x) for x in items]
     from concurrent.futures import ThreadPoolExecutor
@@ -456,9 +429,8 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
                    tolerance: float, kind: str = "class", threads: int = 1) -> CVResult:
     """Grid search over (k, weighting, min_samples_leaf, max_depth) for a model of ``kind``.
 
-    Among combinations within ``tolerance`` of the best out-of-fold geomean the smallest
-    (k, depth, -min_samples_leaf, weighting order) wins; it is then cross-validated exactly.
-    ``threads``: the CV folds fitted in parallel (same result)."""
+    Among combinations within ``tolerance`` of the best out-of-fold geomean the smallest (k, depth,
+    -min_samples_leaf, weighting order) wins; it is then cross-validated exactly (``threads``: folds at once)."""
     t0 = time.time()
     n = table.n_shapes
     weightings = _weightings(kind, weightings)
@@ -568,8 +540,7 @@ def fit_key(table: ShapeTable, X: np.ndarray, kind: str, *, partial: Sequence[Fa
     GEMM family) two models are fitted that way: one on the pointwise problems over every config,
     one on the rest over the configs of the other members only; the model is their
     :class:`RoutedTree`, and the returned CV result holds the composed out-of-fold picks over all
-    problems (``parts``: each side's own result; ``chosen``: the rest side's).  ``threads``: as for
-    :func:`cross_validate` (same result)."""
+    problems (``parts``: each side's own result; ``chosen``: the rest side's); ``threads``: :func:`cross_validate`'s."""
     settings = dict(k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid, weightings=weightings,
                     folds=folds, seed=seed, tolerance=tolerance, kind=kind, threads=threads)
     if not partial:

@@ -54,7 +54,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .cli import display_path, refuse_overwrite, run_main
+from .cli import cores, display_path, refuse_overwrite, run_main
 from .config import SEED_CONFIG, Family, KernelConfig
 from .features import FEATURE_NAMES
 from .model_key import CLI_HELP, Key, cli_model_key, default_families, model_key
@@ -389,9 +389,8 @@ SHIPPED_RUNS = (
                         "i8nhwc+i8nhwc90+i8gemm90"),
                # each kind is what leave-network-group-out chose (reports/lono/<run>/, the kinds it replaced in
                # reports/lono/experiments/README.md); dense (session 17): i8nhwc90 0.982 / 0.942 / 0.618 vs cost's
-               # 0.977 / 0.936 / 0.589, i8nhwc 0.986 / 0.956 / 0.685 vs distill's 0.982 / 0.946 / 0.616; (session 18)
-               # f16nhwc90 0.977 / 0.933 / 0.519 vs cost's 0.974 / 0.930 / 0.546 (above 8 GFLOP 0.981 / 0.949 vs
-               # 0.971 / 0.906)
+               # 0.977 / 0.936 / 0.589, i8nhwc 0.986 / 0.956 / 0.685 vs distill's 0.982 / 0.946 / 0.616; (session
+               # 18) f16nhwc90 0.977 / 0.933 / 0.519 vs cost's 0.974 / 0.930 / 0.546
                methods=(("f16nhwc90", "dense", 24), ("i8nhwc", "dense", 24), ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
                         ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24), ("f16nhwc", "cost", 24), ("i8nhwc90", "dense", 24))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
@@ -453,7 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv-tolerance", type=float, default=0.0,
                    help="prefer the smallest model within this much CV geomean of the best (0: the best; "
                         "0.002 gives k=8 instead of 12 for i8nc32 on the H200 sweep at -0.002 geomean)")
-    p.add_argument("--threads", type=int, default=_default_threads(),
+    p.add_argument("--threads", type=int, default=cores(most=5),
                    help="cross-validation folds fitted in parallel (the models do not depend on it; default: "
                         "the CPU cores, at most the folds)")
     p.add_argument("--quiet", action="store_true", help="do not print the summaries")
@@ -487,17 +486,6 @@ def _outputs(models_dir: Path, export_dir: Path | None, slugs: set[str], fams: S
     if export_dir is not None:
         out += [header_path(export_dir, slug) for slug in sorted(slugs)]
     return out
-
-
-def _default_threads() -> int:
-    """The CPU cores this process may use, at most the default number of folds (5)."""
-    import os
-
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(5, cores))
 
 
 def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: str, overwrite: bool,

@@ -1,0 +1,34 @@
+"""Perturbed copies of training problems: what the teacher kinds' students learn besides the problems
+themselves (:mod:`predictor.fitting`)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .features import FEATURE_NAMES
+
+
+def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
+    """Feature rows of ``copies`` perturbed copies of every problem of ``X``: N, C, H, W and K scaled
+    by log-uniform factors (N in 1..64; C and K keep the largest power of two up to 32 that divides
+    both, so they stay runnable; H, W by up to 2x either way), the filter, stride, padding,
+    dilation and SM count kept (so ``pointwise`` and the SM count stay as they were)."""
+    import pandas as pd
+
+    from .features import ARGS, frame
+
+    if copies <= 0 or not len(X):
+        return np.zeros((0, X.shape[1]), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    raw = {a: np.repeat(X[:, FEATURE_NAMES.index(a)].astype(np.int64), copies) for a in ARGS}
+    n = len(raw["N"])
+    mult = np.gcd(np.gcd(raw["C"], raw["K"]), 32)
+    scale = lambda lo, hi: np.exp(rng.uniform(np.log(lo), np.log(hi), n))  # noqa: E731
+    raw["N"] = np.clip(np.rint(2.0 ** rng.uniform(0, 6, n)), 1, 64).astype(np.int64)
+    for a in ("C", "K"):
+        raw[a] = np.maximum(mult, np.rint(raw[a] * scale(0.5, 2.0) / mult).astype(np.int64) * mult)
+    for a in ("H", "W"):
+        raw[a] = np.maximum(np.rint(raw[a] * scale(0.5, 2.0)).astype(np.int64), 1)
+    eff = (raw["R"] - 1) * raw["dilation"] + 1  # the output must keep at least one pixel
+    raw["H"] = np.maximum(raw["H"], eff - 2 * raw["pad"])
+    raw["W"] = np.maximum(raw["W"], (raw["S"] - 1) * raw["dilation"] + 1 - 2 * raw["pad"])
+    return frame(pd.DataFrame(raw)).to_numpy(dtype=np.int64)
