@@ -5,7 +5,7 @@
 #   python -m predictor.lono LONO ARGS --out OUTDIR/NAME --parts lono-parts/NAME
 # with OMP_NUM_THREADS=1 until the call's time is nearly up (THREADS, default 3, inner CV folds per process; the
 # LONO ARGS give --jobs). Finished held-out folds are copied back to OUTDIR/parts-NAME (the device tool brings back
-# files at most three folders below its output folder): put them in lono-parts/NAME here and call again to finish
+# files at most two folders below its output folder): put them in lono-parts/NAME here and call again to finish
 # the run; the result does not depend on where it stopped. Do not carry lono-parts when it is empty here: a carried
 # path replaces the device's copy.
 set -uo pipefail
