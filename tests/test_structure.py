@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     # 5 evaluation
     "evaluation": 5, "evaluation.data": 5, "evaluation.picks": 5, "evaluation.metrics": 5, "evaluation.nested": 5,
     "evaluation.plots": 5, "evaluation.report": 5, "evaluation.driver": 5, "evaluation.cli": 5, "holdout": 5,
+    "results": 5,
     # 6 entry points
     "evaluate": 6, "__init__": 6,
 }

@@ -1,0 +1,79 @@
+"""The README's results table is generated from the committed reports (``python -m predictor.results``)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from predictor import results
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_table_is_the_reports():
+    text = (ROOT / "README.md").read_text()
+    assert results.replace_block(text, results.headline_table(ROOT)) == text
+    assert results.main(["--check", str(ROOT / "README.md")]) == 0
+
+
+def test_every_shipped_model_has_a_row():
+    table = results.headline_table(ROOT)
+    for slug, key, kind, _ in results.shipped_models(ROOT):
+        assert f"| `{slug}` `{key}` | `{kind}` (" in table
+
+
+def _mini_root(tmp_path: Path) -> Path:
+    """A repository with one shipped model (f16nhwc90) and its two real reports."""
+    for rel in ("models/h200-f16nhwc90.summary.json", "models/h200-f16nhwc90.tree.json",
+                "reports/lono/h200-f16nhwc90/REPORT.md", "reports/holdout/h200/REPORT.md"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / rel, tmp_path / rel)
+    return tmp_path
+
+
+def test_one_row_from_the_reports_cells(tmp_path):
+    root = _mini_root(tmp_path)
+    rows = results.headline_table(root).splitlines()[2:]
+    assert len(rows) == 1
+    lono = results.lono_summaries(root / "reports/lono/h200-f16nhwc90/REPORT.md")[("f16nhwc90", "dense")]
+    hold = results.holdout_summaries(root / "reports/holdout/h200/REPORT.md")[0]["f16nhwc90"]
+    assert f"| {lono.score} ({lono.layers}) | {lono.big} | {lono.tuned} | {hold.score} ({hold.layers}) |" in rows[0]
+
+
+def test_a_holdout_report_of_another_model_is_refused(tmp_path):
+    root = _mini_root(tmp_path)
+    tree = root / "models/h200-f16nhwc90.tree.json"
+    tree.write_text(tree.read_text() + " ")
+    with pytest.raises(results.ResultsError, match="regenerate it"):
+        results.headline_table(root)
+
+
+def test_no_or_two_leave_network_out_reports_are_refused(tmp_path):
+    root = _mini_root(tmp_path)
+    shutil.copytree(root / "reports/lono/h200-f16nhwc90", root / "reports/lono/h200-copy")
+    with pytest.raises(results.ResultsError, match="2 leave-network-out reports"):
+        results.headline_table(root)
+    shutil.rmtree(root / "reports/lono")
+    (root / "reports/lono").mkdir()
+    with pytest.raises(results.ResultsError, match="0 leave-network-out reports score it as dense"):
+        results.headline_table(root)
+
+
+def test_reports_belong_to_the_longest_run_slug():
+    slugs = ["h200", "h200-sm87"]
+    assert results._run_of("h200", slugs) == "h200"
+    assert results._run_of("h200-f16nhwc90", slugs) == "h200"
+    assert results._run_of("h200-sm87-i8nhwc", slugs) == "h200-sm87"
+    assert results._run_of("experiments", slugs) is None
+
+
+def test_check_fails_on_a_stale_block_and_write_fixes_it(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{results.BEGIN}\n| old |\n{results.END}\nrest\n")
+    assert results.main(["--check", str(readme)]) == 1
+    assert results.main(["--write", str(readme)]) == 0
+    assert results.main(["--check", str(readme)]) == 0
+    assert readme.read_text().startswith("intro\n") and readme.read_text().endswith(f"{results.END}\nrest\n")
+    (tmp_path / "plain.md").write_text("no block\n")
+    assert results.main(["--check", str(tmp_path / "plain.md")]) == 2
