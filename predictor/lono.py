@@ -36,7 +36,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -211,11 +211,10 @@ def _part_path(parts: Path, task: tuple[ShapeTable, np.ndarray, list[str], Setti
 
 
 def _run_tasks(tasks: list[tuple[ShapeTable, np.ndarray, list[str], Settings, str, int]], jobs: int,
-               parts: Path | None, reused: list[int] | None = None
-               ) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
-    """Every task's records, in task order; with ``parts``, each finished task's records are written
-    there as it completes and a task already there is read instead of run (a run stopped part-way
-    resumes); ``reused`` gets [tasks read, tasks] added."""
+               parts: Path | None) -> tuple[list[tuple[list[dict[str, Any]], list[dict[str, Any]]]], int]:
+    """(every task's records, in task order; how many were read from ``parts``): with ``parts``, each
+    finished task's records are written there as it completes and a task already there is read instead
+    of run (a run stopped part-way resumes)."""
     import json
 
     paths = [_part_path(parts, t, i) if parts else None for i, t in enumerate(tasks)]
@@ -236,9 +235,7 @@ def _run_tasks(tasks: list[tuple[ShapeTable, np.ndarray, list[str], Settings, st
             tmp.replace(path)
 
     todo = [i for i in range(len(tasks)) if i not in done]
-    if reused is not None:
-        reused[0] += len(done)
-        reused[1] += len(tasks)
+    n_read = len(done)
     if jobs > 1 and len(todo) > 1:
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -249,22 +246,32 @@ def _run_tasks(tasks: list[tuple[ShapeTable, np.ndarray, list[str], Settings, st
     else:
         for i in todo:
             keep(i, _task(tasks[i]))
-    return [done[i] for i in range(len(tasks))]
+    return [done[i] for i in range(len(tasks))], n_read
+
+
+class FamilyResult(NamedTuple):
+    """One model key's leave-network-out result: per-layer scores, per-fold choices, and how many of its
+    held-out folds were read from ``--parts`` (computed by an earlier run) of how many."""
+
+    layers: pd.DataFrame
+    folds: pd.DataFrame
+    folds_read: int = 0
+    folds_total: int = 0
 
 
 def evaluate_family(df: pd.DataFrame, family: Key, settings: Settings, target: str | None = None,
-                    jobs: int = 1, threads: int = 1, parts: Path | None = None, reused: list[int] | None = None
-                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                    jobs: int = 1, threads: int = 1, parts: Path | None = None) -> FamilyResult:
     """Every network of ``family`` (a family or a choice, :mod:`predictor.model_key`) held out in turn (or, with ``settings.groups``, that many groups
     of networks, each held out together: stricter, and fewer models to fit): (per-layer scores,
     per-fold choices); ``jobs`` processes share the folds, each fitting ``threads`` inner CV folds at once
     (the result depends on neither); ``parts``: a folder that keeps each finished fold, so that a run
-    stopped part-way resumes where it stopped (``reused``: [folds read from it, folds] added)."""
+    stopped part-way resumes where it stopped."""
     table = family_table(df, family, target).table
     X = table.features().to_numpy(dtype=np.int64)
     tasks = [(table, X, g, settings, family.value, threads) for g in network_groups(networks(table), settings.groups)]
-    results = _run_tasks(tasks, jobs, parts, reused)
-    return (pd.DataFrame([r for p in results for r in p[0]]), pd.DataFrame([r for p in results for r in p[1]]))
+    results, n_read = _run_tasks(tasks, jobs, parts)
+    return FamilyResult(pd.DataFrame([r for p in results for r in p[0]]), pd.DataFrame([r for p in results for r in p[1]]),
+                        n_read, len(tasks))
 
 
 # --------------------------------------------------------------------------- report
@@ -429,19 +436,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = sorted({m.value for k in keys for m in k.families} - set(present))
         if missing:
             raise TrainError(f"no rows of family {missing} (present: {present})")
-        reused = [0, 0]
-        parts = [evaluate_family(df, k, settings, args.target, args.jobs, args.threads, args.parts, reused)
-                 for k in keys]
+        parts = [evaluate_family(df, k, settings, args.target, args.jobs, args.threads, args.parts) for k in keys]
     except (SweepFormatError, TrainError, FileNotFoundError) as exc:
         raise SystemExit(f"predictor.lono: error: {exc}") from exc
-    layers = pd.concat([p[0] for p in parts], ignore_index=True)
-    folds = pd.concat([p[1] for p in parts], ignore_index=True)
+    layers = pd.concat([p.layers for p in parts], ignore_index=True)
+    folds = pd.concat([p.folds for p in parts], ignore_index=True)
+    n_read, n_total = sum(p.folds_read for p in parts), sum(p.folds_total for p in parts)
     args.out.mkdir(parents=True, exist_ok=True)
     layers.to_csv(args.out / "layers.csv", index=False, float_format="%.6g")
     text = report_markdown(layers, folds, command=command, sweeps=described, settings=settings,
                            seconds=time.time() - t0, big_gflop=args.big_gflop,
-                           resumed=f"{reused[0]} of the {reused[1]} held-out folds read from `{args.parts}`, computed "
-                                   "by an earlier run" if reused[0] else "")
+                           resumed=f"{n_read} of the {n_total} held-out folds read from `{args.parts}`, computed "
+                                   "by an earlier run" if n_read else "")
     (args.out / "REPORT.md").write_text(text)
     _LOG.info("wrote %s and %s (%.1f min)", args.out / "REPORT.md", args.out / "layers.csv", (time.time() - t0) / 60)
     return 0
