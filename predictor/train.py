@@ -390,8 +390,9 @@ SHIPPED_RUNS = (
                # each kind is what leave-network-group-out chose (reports/lono/<run>/, the kinds it replaced in
                # reports/lono/experiments/README.md); dense (session 17): i8nhwc90 0.982 / 0.942 / 0.618 vs cost's
                # 0.977 / 0.936 / 0.589, i8nhwc 0.986 / 0.956 / 0.685 vs distill's 0.982 / 0.946 / 0.616; (session
-               # 18) f16nhwc90 0.977 / 0.933 / 0.519 vs cost's 0.974 / 0.930 / 0.546
-               methods=(("f16nhwc90", "dense", 24), ("i8nhwc", "dense", 24), ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
+               # 18) f16nhwc90 0.977 / 0.933 / 0.519 vs cost's 0.974 / 0.930 / 0.546; (session 19) i8nc32
+               # 0.989 / 0.965 / 0.745 vs repick's 0.984 / 0.950 / 0.737 (> 8 GFLOP 0.979 / 0.947 vs 0.968 / 0.914)
+               methods=(("i8nc32", "dense", 24), ("f16nhwc90", "dense", 24), ("i8nhwc", "dense", 24), ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
                         ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24), ("f16nhwc", "cost", 24), ("i8nhwc90", "dense", 24))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
