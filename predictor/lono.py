@@ -255,8 +255,8 @@ class FamilyResult(NamedTuple):
 
     layers: pd.DataFrame
     folds: pd.DataFrame
-    folds_read: int = 0
-    folds_total: int = 0
+    folds_read: int
+    folds_total: int
 
 
 def evaluate_family(df: pd.DataFrame, family: Key, settings: Settings, target: str | None = None,

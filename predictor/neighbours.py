@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .features import FEATURE_NAMES
+from .features import ARGS, FEATURE_NAMES, frame
 
 
 def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
@@ -13,8 +13,6 @@ def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
     both, so they stay runnable; H, W by up to 2x either way), the filter, stride, padding,
     dilation and SM count kept (so ``pointwise`` and the SM count stay as they were)."""
     import pandas as pd
-
-    from .features import ARGS, frame
 
     if copies <= 0 or not len(X):
         return np.zeros((0, X.shape[1]), dtype=np.int64)

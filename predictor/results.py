@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .cli import setup_logging
+from .cli import run_main
 from .schema import file_sha256
 
 _LOG = logging.getLogger(__name__)
@@ -153,25 +153,20 @@ def replace_block(text: str, table: str) -> str:
     return text[:a] + "\n" + table + text[b:]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m predictor.results", description=__doc__.split("\n\n")[0])
     g = p.add_mutually_exclusive_group()
     g.add_argument("--check", type=Path, metavar="FILE", help="fail if FILE's results block differs")
     g.add_argument("--write", type=Path, metavar="FILE", help="replace FILE's results block")
     p.add_argument("--root", type=Path, default=ROOT, help="repository root (models/, reports/)")
     args = p.parse_args(argv)
-    setup_logging()
-    try:
-        table = headline_table(args.root)
-        if args.check is None and args.write is None:
-            sys.stdout.write(table)
-            return 0
-        path = args.check or args.write
-        text = path.read_text()
-        new = replace_block(text, table)
-    except (ResultsError, OSError) as e:
-        _LOG.error("%s", e)
-        return 2
+    table = headline_table(args.root)
+    if args.check is None and args.write is None:
+        sys.stdout.write(table)
+        return 0
+    path = args.check or args.write
+    text = path.read_text()
+    new = replace_block(text, table)
     if args.check is not None:
         if new != text:
             _LOG.error("%s: the results table is out of date: python -m predictor.results --write %s", path, path)
@@ -181,6 +176,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         path.write_text(new)
         _LOG.info("wrote the results table into %s", path)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point (``python -m predictor.results``); a missing or stale report ends in one line on stderr, exit 2."""
+    return run_main("predictor.results", _main, argv)
 
 
 if __name__ == "__main__":
