@@ -211,10 +211,12 @@ def _part_path(parts: Path, task: tuple[ShapeTable, np.ndarray, list[str], Setti
 
 
 def _run_tasks(tasks: list[tuple[ShapeTable, np.ndarray, list[str], Settings, str, int]], jobs: int,
-               parts: Path | None) -> tuple[list[tuple[list[dict[str, Any]], list[dict[str, Any]]]], int]:
+               parts: Path | None, only: Sequence[int] | None = None
+               ) -> tuple[list[tuple[list[dict[str, Any]], list[dict[str, Any]]]], int]:
     """(every task's records, in task order; how many were read from ``parts``): with ``parts``, each
     finished task's records are written there as it completes and a task already there is read instead
-    of run (a run stopped part-way resumes)."""
+    of run (a run stopped part-way resumes). With ``only``, just those tasks are run (into ``parts``)
+    and the records returned are theirs and any other task already kept."""
     import json
 
     paths = [_part_path(parts, t, i) if parts else None for i, t in enumerate(tasks)]
@@ -234,7 +236,7 @@ def _run_tasks(tasks: list[tuple[ShapeTable, np.ndarray, list[str], Settings, st
             tmp.write_text(json.dumps(result, default=lambda o: o.item()))  # numpy scalars
             tmp.replace(path)
 
-    todo = [i for i in range(len(tasks)) if i not in done]
+    todo = [i for i in range(len(tasks)) if i not in done and (only is None or i in only)]
     n_read = len(done)
     if jobs > 1 and len(todo) > 1:
         from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -246,7 +248,7 @@ def _run_tasks(tasks: list[tuple[ShapeTable, np.ndarray, list[str], Settings, st
     else:
         for i in todo:
             keep(i, _task(tasks[i]))
-    return [done[i] for i in range(len(tasks))], n_read
+    return [done[i] for i in range(len(tasks)) if i in done], n_read
 
 
 class FamilyResult(NamedTuple):
@@ -260,16 +262,20 @@ class FamilyResult(NamedTuple):
 
 
 def evaluate_family(df: pd.DataFrame, family: Key, settings: Settings, target: str | None = None,
-                    jobs: int = 1, threads: int = 1, parts: Path | None = None) -> FamilyResult:
+                    jobs: int = 1, threads: int = 1, parts: Path | None = None,
+                    only: Sequence[int] | None = None) -> FamilyResult:
     """Every network of ``family`` (a family or a choice, :mod:`predictor.model_key`) held out in turn (or, with ``settings.groups``, that many groups
     of networks, each held out together: stricter, and fewer models to fit): (per-layer scores,
     per-fold choices); ``jobs`` processes share the folds, each fitting ``threads`` inner CV folds at once
     (the result depends on neither); ``parts``: a folder that keeps each finished fold, so that a run
-    stopped part-way resumes where it stopped."""
+    stopped part-way resumes where it stopped; ``only``: compute just these held-out folds (0-based) into
+    ``parts``, to share one run between machines (the result then holds only the folds kept so far)."""
     table = family_table(df, family, target).table
     X = table.features().to_numpy(dtype=np.int64)
     tasks = [(table, X, g, settings, family.value, threads) for g in network_groups(networks(table), settings.groups)]
-    results, n_read = _run_tasks(tasks, jobs, parts)
+    if only is not None and (parts is None or any(not 0 <= i < len(tasks) for i in only)):
+        raise TrainError(f"--only-folds {list(only)}: needs --parts, and folds in 0..{len(tasks) - 1}")
+    results, n_read = _run_tasks(tasks, jobs, parts, only)
     return FamilyResult(pd.DataFrame([r for p in results for r in p[0]]), pd.DataFrame([r for p in results for r in p[1]]),
                         n_read, len(tasks))
 
@@ -412,6 +418,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parts", type=Path, default=None,
                    help="keep each finished held-out fold in this folder; a run stopped part-way and started "
                         "again with the same inputs resumes there (same result)")
+    p.add_argument("--only-folds", type=int, nargs="+", default=None, metavar="I",
+                   help="with --parts: compute only these held-out folds (0-based: groups, or networks with "
+                        "--groups 0) into --parts and write no report (to share one run between machines; a later "
+                        "run without it reads them)")
     return p
 
 
@@ -436,9 +446,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = sorted({m.value for k in keys for m in k.families} - set(present))
         if missing:
             raise TrainError(f"no rows of family {missing} (present: {present})")
-        parts = [evaluate_family(df, k, settings, args.target, args.jobs, args.threads, args.parts) for k in keys]
+        if args.only_folds is not None and not args.parts:
+            raise TrainError("--only-folds needs --parts")
+        parts = [evaluate_family(df, k, settings, args.target, args.jobs, args.threads, args.parts,
+                                 args.only_folds) for k in keys]
     except (SweepFormatError, TrainError, FileNotFoundError) as exc:
         raise SystemExit(f"predictor.lono: error: {exc}") from exc
+    if args.only_folds is not None:
+        _LOG.info("kept held-out folds %s in %s; no report written", args.only_folds, args.parts)
+        return 0
     layers = pd.concat([p.layers for p in parts], ignore_index=True)
     folds = pd.concat([p.folds for p in parts], ignore_index=True)
     n_read, n_total = sum(p.folds_read for p in parts), sum(p.folds_total for p in parts)

@@ -341,3 +341,24 @@ def test_parts_resume_a_stopped_run_with_the_same_result(data, tmp_path: Path) -
     assert "read from" not in (tmp_path / "first" / "REPORT.md").read_text()
     assert main([*args[:-1], "class", "--out", str(tmp_path / "other"), "--parts", str(parts)]) == 0
     assert len(list(parts.glob("*.json"))) == 4  # other settings: new parts, none reused
+
+
+def test_only_folds_share_a_run_between_machines(data, tmp_path: Path) -> None:
+    """``--only-folds`` computes just those held-out folds into ``--parts`` and writes no report; two such
+    runs into one folder, then a plain run reading them, give the layers of a run without parts."""
+    df, _ = data
+    sweep = tmp_path / "s.parquet"
+    write_sweep(df[df["sms"] == 132], sweep, {"synthetic": True})
+    args = [str(sweep), "--max-portfolio", "4", "--folds", "3", "--kind", "repick"]
+    assert main([*args, "--out", str(tmp_path / "plain")]) == 0
+    parts = tmp_path / "parts"
+    assert main([*args, "--out", str(tmp_path / "a"), "--parts", str(parts), "--only-folds", "1"]) == 0
+    assert [p.name[:10] for p in parts.glob("*.json")] == ["i8nc32-g1-"] and not (tmp_path / "a").exists()
+    assert main([*args, "--out", str(tmp_path / "b"), "--parts", str(parts), "--only-folds", "0"]) == 0
+    assert main([*args, "--out", str(tmp_path / "joined"), "--parts", str(parts)]) == 0
+    assert (tmp_path / "joined" / "layers.csv").read_text() == (tmp_path / "plain" / "layers.csv").read_text()
+    assert "2 of the 2 held-out folds read from" in (tmp_path / "joined" / "REPORT.md").read_text()
+    with pytest.raises(SystemExit, match="--only-folds needs --parts"):
+        main([*args, "--out", str(tmp_path / "c"), "--only-folds", "0"])
+    with pytest.raises(SystemExit, match=r"folds in 0\.\.1"):
+        main([*args, "--out", str(tmp_path / "c"), "--parts", str(parts), "--only-folds", "2"])
