@@ -25,10 +25,10 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .config import Family, IteratorAlgorithm, KernelConfig, SplitKMode, Swizzle
+from .resources import source_root
 
 _LOG = logging.getLogger(__name__)
 
@@ -309,7 +309,7 @@ def run_nvmmh(problems: Mapping[str, Sequence[tuple[int, int, int]]], grids: Map
     crashing at interpreter exit after answering.  Raises :class:`NvmmhError` otherwise."""
     req = nvmmh_request(problems, grids, gpu_preset, count)
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(source_root())
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     cmd = [sys.executable, "-m", "predictor.baselines", "nvmmh-worker"]
     try:

@@ -38,6 +38,7 @@ from .cli import setup_logging
 from .lono import BIG_GFLOP, NET_PREFIX, _cell, _summ, gflop, load_sweeps
 from .model_key import CLI_HELP, Key, cli_model_key, model_key
 from .portfolio import TrainError, family_table, picked_times
+from .resources import source_root
 from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256
 from .selector import load_model, model_path
 from .shapes import read_layers_csv
@@ -191,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.gpu not in runs:
         raise SystemExit(f"predictor.holdout: error: --gpu {args.gpu!r} is not a shipped run ({sorted(runs)})")
     run = runs[args.gpu]
-    root = Path(__file__).resolve().parent.parent
+    root = source_root()
     try:
         df, described = load_sweeps(args.sweep)
         present = set(df["family"].astype(str))

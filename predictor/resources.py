@@ -11,9 +11,15 @@ from pathlib import Path
 PACKAGES = {"models": "predictor._models", "export": "predictor._export"}
 
 
+def source_root() -> Path:
+    """The folder above the ``predictor`` package: a source checkout's root (``pyproject.toml``, ``sweeps/``,
+    ``reports/``), or ``site-packages`` in an installed wheel."""
+    return Path(__file__).resolve().parent.parent
+
+
 @functools.lru_cache(maxsize=None)
 def _folder(name: str) -> Path:
-    root = Path(__file__).resolve().parent.parent
+    root = source_root()
     if (root / "pyproject.toml").is_file() and (root / name / "__init__.py").is_file():
         # a source checkout (editable install, or on PYTHONPATH): its own folder, never the one an
         # editable install of another checkout maps the package name to
@@ -31,4 +37,4 @@ def export_dir() -> Path:
     return _folder("export")
 
 
-__all__ = ["models_dir", "export_dir", "PACKAGES"]
+__all__ = ["models_dir", "export_dir", "source_root", "PACKAGES"]

@@ -23,6 +23,16 @@ def test_every_shipped_model_has_a_row():
         assert f"| `{slug}` `{key}` | `{kind}` (" in table
 
 
+def test_held_out_networks_counted_from_the_report():
+    """The header's network count is the held-out report's networks: those of its layers.csv."""
+    import pandas as pd
+
+    rep = ROOT / "reports/holdout/h200"
+    names = results.holdout_networks(rep / "REPORT.md")
+    assert names == set(pd.read_csv(rep / "layers.csv", usecols=["network"])["network"])
+    assert f"| {len(names)} held-out networks |" in results.headline_table(ROOT).splitlines()[0]
+
+
 def _mini_root(tmp_path: Path) -> Path:
     """A repository with one shipped model (f16nhwc90) and its two real reports."""
     for rel in ("models/h200-f16nhwc90.summary.json", "models/h200-f16nhwc90.tree.json",
