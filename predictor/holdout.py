@@ -197,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         df, described = load_sweeps(args.sweep)
         present = set(df["family"].astype(str))
         run_fams = sorted({str(f) for p in run.sweeps for f in pd.read_parquet(root / p, columns=["family"])["family"].unique()})
-        keys = args.family or [model_key(k) for k in (*run_fams, *run.choices)]
+        keys = [model_key(k) for k in (args.family or (*run_fams, *run.choices))]
         if not args.family:  # the run's shipped models whose families were all swept
             keys = [k for k in keys if all(f.value in present for f in k.families) and model_path(args.gpu, k).exists()]
         if not keys:

@@ -58,6 +58,9 @@ def test_cli_report(tmp_path: Path) -> None:
     assert "| f16nhwc90 |" in text and "new shapes" in text and "`hrnet_w32`" in text
     layers = pd.read_csv(out / "layers.csv")
     assert set(layers["model"]) == {"f16nhwc90"} and np.isfinite(layers["score"]).all()
+    fam = tmp_path / "family"  # --family names the key to score: the same rows as the default run's
+    assert main([str(SWEEP), "--layers-dir", str(LAYERS), "--family", "f16nhwc90", "--out", str(fam)]) == 0
+    assert (fam / "layers.csv").read_text() == (out / "layers.csv").read_text()
     with pytest.raises(SystemExit, match="no layer CSV"):
         main([str(SWEEP), "--layers-dir", str(tmp_path), "--out", str(out)])
     with pytest.raises(SystemExit, match="not a shipped run"):
