@@ -7,7 +7,9 @@
 # LONO ARGS give --jobs). Finished held-out folds are copied back to OUTDIR/parts-NAME (the device tool brings back
 # files at most two folders below its output folder): put them in lono-parts/NAME here and call again to finish
 # the run; the result does not depend on where it stopped. Do not carry lono-parts when it is empty here: a carried
-# path replaces the device's copy.
+# path replaces the device's copy. To share one run between the device and this machine, give each its folds
+# (LONO ARGS '... --only-folds 0 1 2' there, '--only-folds 3 4 5' here, same --parts name), then run once more
+# without --only-folds here to write the report from the kept folds.
 set -uo pipefail
 out=${1:?usage: device_lono.sh OUTDIR NAME 'LONO ARGS' ...}; shift
 source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
