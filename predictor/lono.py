@@ -273,8 +273,10 @@ def evaluate_family(df: pd.DataFrame, family: Key, settings: Settings, target: s
     table = family_table(df, family, target).table
     X = table.features().to_numpy(dtype=np.int64)
     tasks = [(table, X, g, settings, family.value, threads) for g in network_groups(networks(table), settings.groups)]
-    if only is not None and (parts is None or any(not 0 <= i < len(tasks) for i in only)):
-        raise TrainError(f"--only-folds {list(only)}: needs --parts, and folds in 0..{len(tasks) - 1}")
+    if only is not None and parts is None:
+        raise TrainError("--only-folds needs --parts")
+    if only is not None and any(not 0 <= i < len(tasks) for i in only):
+        raise TrainError(f"--only-folds {list(only)}: folds in 0..{len(tasks) - 1}")
     results, n_read = _run_tasks(tasks, jobs, parts, only)
     return FamilyResult(pd.DataFrame([r for p in results for r in p[0]]), pd.DataFrame([r for p in results for r in p[1]]),
                         n_read, len(tasks))
@@ -446,8 +448,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = sorted({m.value for k in keys for m in k.families} - set(present))
         if missing:
             raise TrainError(f"no rows of family {missing} (present: {present})")
-        if args.only_folds is not None and not args.parts:
-            raise TrainError("--only-folds needs --parts")
         parts = [evaluate_family(df, k, settings, args.target, args.jobs, args.threads, args.parts,
                                  args.only_folds) for k in keys]
     except (SweepFormatError, TrainError, FileNotFoundError) as exc:

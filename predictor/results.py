@@ -137,7 +137,7 @@ def headline_table(root: Path = ROOT) -> str:
     models = shipped_models(root)
     slugs = sorted({m[0] for m in models})
     lines = []
-    held_out: set[str] = set()
+    used: set[Path] = set()  # the held-out reports the rows quote
     for slug, key, kind, k in models:
         rep, s = lono_report(root, slug, key, kind, slugs)
         hold_dir = root / "reports" / "holdout" / slug
@@ -150,11 +150,12 @@ def headline_table(root: Path = ROOT) -> str:
                     raise ResultsError(f"{hold_dir.relative_to(root)}/REPORT.md scored another {tree} than the "
                                        f"shipped one: regenerate it (python -m predictor.holdout)")
                 h = rows[key]
-                held_out |= holdout_networks(hold_dir / "REPORT.md")
+                used.add(hold_dir / "REPORT.md")
         hold_cells = (f"{h.score} ({h.layers})", h.big) if h else ("—", "—")
         reports = f"`{rep.parent.relative_to(root)}`" + (f", `{hold_dir.relative_to(root)}`" if h else "")
         lines.append(f"| `{slug}` `{key}` | `{kind}` ({k}) | {s.score} ({s.layers}) | {s.big} | {s.tuned} "
                      f"| {hold_cells[0]} | {hold_cells[1]} | {reports} |")
+    held_out = set().union(*(holdout_networks(r) for r in used))
     head = [
         "| model | kind (k) | network layers never trained on: geomean / P10 / worst | > 8 GFLOP | first-call tuned "
         f"| {len(held_out)} held-out networks | held-out, > 8 GFLOP | reports |",

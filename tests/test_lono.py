@@ -318,14 +318,21 @@ def test_threads_do_not_change_the_cross_validation(data, kind: str) -> None:
     assert np.array_equal(serial.single_picks, threaded.single_picks)
 
 
-def test_parts_resume_a_stopped_run_with_the_same_result(data, tmp_path: Path) -> None:
-    """``--parts`` keeps each finished held-out fold; a run that finds some of them (one deleted, as if
-    stopped before it) reuses them and writes the same layers as a run without parts."""
+def _plain_run(data, tmp_path: Path) -> list[str]:
+    """The whole-GPU rows of the synthetic sweep written to ``tmp_path``, scored without ``--parts`` into
+    ``tmp_path/plain``: the arguments of that run (a ``repick`` tree, one network held out at a time)."""
     df, _ = data
     sweep = tmp_path / "s.parquet"
     write_sweep(df[df["sms"] == 132], sweep, {"synthetic": True})
     args = [str(sweep), "--max-portfolio", "4", "--folds", "3", "--kind", "repick"]
     assert main([*args, "--out", str(tmp_path / "plain")]) == 0
+    return args
+
+
+def test_parts_resume_a_stopped_run_with_the_same_result(data, tmp_path: Path) -> None:
+    """``--parts`` keeps each finished held-out fold; a run that finds some of them (one deleted, as if
+    stopped before it) reuses them and writes the same layers as a run without parts."""
+    args = _plain_run(data, tmp_path)
     parts = tmp_path / "parts"
     assert main([*args, "--out", str(tmp_path / "first"), "--parts", str(parts)]) == 0
     kept = sorted(parts.glob("*.json"))
@@ -346,11 +353,7 @@ def test_parts_resume_a_stopped_run_with_the_same_result(data, tmp_path: Path) -
 def test_only_folds_share_a_run_between_machines(data, tmp_path: Path) -> None:
     """``--only-folds`` computes just those held-out folds into ``--parts`` and writes no report; two such
     runs into one folder, then a plain run reading them, give the layers of a run without parts."""
-    df, _ = data
-    sweep = tmp_path / "s.parquet"
-    write_sweep(df[df["sms"] == 132], sweep, {"synthetic": True})
-    args = [str(sweep), "--max-portfolio", "4", "--folds", "3", "--kind", "repick"]
-    assert main([*args, "--out", str(tmp_path / "plain")]) == 0
+    args = _plain_run(data, tmp_path)
     parts = tmp_path / "parts"
     assert main([*args, "--out", str(tmp_path / "a"), "--parts", str(parts), "--only-folds", "1"]) == 0
     assert [p.name[:10] for p in parts.glob("*.json")] == ["i8nc32-g1-"] and not (tmp_path / "a").exists()
