@@ -45,3 +45,11 @@ device_start() {
   record_env "$1/env.txt"
 }
 left() { echo $(( DEVICE_BUDGET - ($(date +%s) - DEVICE_T0) )); }
+
+# pdl_patch HEADER: make the (device copy of the) GEMM runtime header launch with programmatic dependent launch
+# (GemmUniversalAdapter::run(stream, nullptr, true)); only correct for kernels built with
+# -DCUTLASS_ENABLE_GDC_FOR_SM90 (scripts/device_s21_pdl.sh).  Fails if the line it replaces is gone.
+pdl_patch() {
+  grep -q "    return op.run(stream);" "$1" || { echo "pdl_patch: $1 has no op.run(stream) line"; return 1; }
+  sed -i 's/    return op.run(stream);/    return op.run(stream, nullptr, true);  \/\/ PDL (pdl_patch)/' "$1"
+}
