@@ -1,0 +1,67 @@
+"""The session-21 experiments on the 1x1 gap to cuDNN, on the CPU: their configs, and the committed reports
+regenerated from the committed runs (``scripts/gemm_swap_tiles.py``, ``scripts/pdl_pairs.py``,
+``bench/separated_layers.py``)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from predictor.config import Family, KernelConfig
+from predictor.space import family_grid
+from tests.script_module import script_module
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = ROOT / "sweeps" / "runs" / "s21"
+CUDNN = ROOT / "bench" / "vendor_layers" / "h200-netlayers-choice3n-heuristic.csv"
+
+
+def test_swap_configs_are_transposed_outside_the_grid_and_round_trip() -> None:
+    cfgs = script_module("scripts/gemm_swap_tiles.py").configs()
+    grid = {c.name for c in family_grid(Family.F16_GEMM_SM90)}
+    assert len(cfgs) == 18 and all(c.swap_ab for c in cfgs)
+    assert not grid & {c.name for c in cfgs}
+    assert all(KernelConfig.from_name(c.name) == c for c in cfgs)
+    assert min(c.tb[0] * c.tb[1] for c in cfgs) >= 64 * 128  # the grid transposes only tiles with N 8-32
+
+
+def test_swap_report_regenerates_from_the_committed_run() -> None:
+    if not CUDNN.exists():
+        pytest.skip(f"{CUDNN.name} is not in this checkout")
+    swap = script_module("scripts/gemm_swap_tiles.py")
+    gw = script_module("scripts/gemm_wave_tiles.py")
+    text = gw.report(RUNS / "swap.parquet", CUDNN, new={c.name for c in swap.configs()},
+                     title="f16gemm90 configs outside the grid: the transposed kernels with large tiles",
+                     script="scripts/gemm_swap_tiles.py")
+    assert text == (RUNS / "swap.md").read_text()
+
+
+def test_pdl_report_regenerates_from_the_committed_runs() -> None:
+    pp = script_module("scripts/pdl_pairs.py")
+    text = pp.report(RUNS / "pdl0.parquet", RUNS / "pdl1.parquet")
+    assert text == (RUNS / "pdl.md").read_text()
+    assert "plain / PDL geomean 1.099" in text
+
+
+def test_separated_summary_divides_the_right_columns() -> None:
+    sl = script_module("bench/separated_layers.py")
+    d = pd.DataFrame({"R": [1, 3], "S": [1, 3], "N": [8, 32],
+                      "cudnn_b2b_us": [4.0, 10.0], "cudnn_sep_us": [5.0, 10.0],
+                      "ours_b2b_us": [8.0, 5.0], "ours_sep_us": [8.0, 4.0]})
+    rows = {r.split(" | ")[0]: r for r in sl.summary(d)[2:]}
+    assert rows["| 1x1"] == "| 1x1 | 1 | 0.500 | 0.625 | 1.250 | 1.000 |"
+    assert rows["| other"] == "| other | 1 | 2.000 | 2.500 | 1.000 | 0.800 |"
+    assert rows["| all"].startswith(f"| all | 2 | {math.sqrt(0.5 * 2.0):.3f} | {math.sqrt(0.625 * 2.5):.3f} |")
+    assert set(rows) == {"| all", "| 1x1", "| other", "| N = 8", "| N = 32"}
+
+
+@pytest.mark.parametrize("name", ["h200-choice3c-shipped", "h200-choice3c-pdl"])
+def test_separated_tables_come_from_their_csvs(name: str) -> None:
+    sl = script_module("bench/separated_layers.py")
+    d = pd.read_csv(ROOT / "bench" / "separated" / f"{name}.csv")
+    md = (ROOT / "bench" / "separated" / f"{name}.md").read_text()
+    assert len(d) == 150
+    for row in sl.summary(d):
+        assert row in md
