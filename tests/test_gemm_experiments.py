@@ -57,11 +57,12 @@ def test_separated_summary_divides_the_right_columns() -> None:
     assert set(rows) == {"| all", "| 1x1", "| other", "| N = 8", "| N = 32"}
 
 
-@pytest.mark.parametrize("name", ["h200-choice3c-shipped", "h200-choice3c-pdl"])
-def test_separated_tables_come_from_their_csvs(name: str) -> None:
+@pytest.mark.parametrize("name,layers", [("h200-choice3c-shipped", 150), ("h200-choice3c-pdl", 150),
+                                         ("h200-holdout-choice3c-shipped", 948)])
+def test_separated_tables_come_from_their_csvs(name: str, layers: int) -> None:
     sl = script_module("bench/separated_layers.py")
     d = pd.read_csv(ROOT / "bench" / "separated" / f"{name}.csv")
     md = (ROOT / "bench" / "separated" / f"{name}.md").read_text()
-    assert len(d) == 150
+    assert len(d) == layers
     for row in sl.summary(d):
         assert row in md
