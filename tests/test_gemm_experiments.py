@@ -1,6 +1,6 @@
-"""The session-21 experiments on the 1x1 gap to cuDNN, on the CPU: their configs, and the committed reports
-regenerated from the committed runs (``scripts/gemm_swap_tiles.py``, ``scripts/pdl_pairs.py``,
-``bench/separated_layers.py``)."""
+"""Session 21's experiments, on the CPU: the 1x1 gap to cuDNN (the swap configs; the committed reports of
+``scripts/gemm_swap_tiles.py``, ``scripts/pdl_pairs.py`` and ``bench/separated_layers.py`` regenerated from the
+committed runs) and the Orin-sized ``i8nc32`` as ``dense`` (``scripts/partial_lono.py``'s report from its kept folds)."""
 from __future__ import annotations
 
 import math
@@ -66,3 +66,11 @@ def test_separated_tables_come_from_their_csvs(name: str, layers: int) -> None:
     assert len(d) == layers
     for row in sl.summary(d):
         assert row in md
+
+
+def test_partial_lono_report_regenerates_from_its_kept_folds() -> None:
+    exp = ROOT / "reports" / "lono" / "experiments" / "h200-sm87-i8nc32-dense-partial"
+    pl = script_module("scripts/partial_lono.py")
+    text = pl.report(exp / "parts", ROOT / "reports" / "lono" / "h200-sm87" / "layers.csv", "i8nc32")
+    assert text == (exp / "REPORT.md").read_text()
+    assert text.count("| all | ") == 1 and "`dense`" in text and "`repick`" in text
