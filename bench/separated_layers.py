@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import logging
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,7 @@ import pandas as pd  # noqa: E402
 from predictor import torch_conv  # noqa: E402
 from predictor.features import ConvProblem  # noqa: E402
 from predictor.gpu_eval import graph_time_us  # noqa: E402
-from predictor.schema import SHAPE_COLUMNS  # noqa: E402
-from vendor_layers import CATALOG, _interrupt, catalog_layers, fp16_tensors  # noqa: E402
+from vendor_layers import CATALOG, catalog_layers, fp16_tensors, measure_layers  # noqa: E402
 
 _LOG = logging.getLogger("separated_layers")
 
@@ -91,28 +89,19 @@ def main(argv: list[str] | None = None) -> int:
     warm_up(1.0)
     z = torch.zeros(1, device="cuda")
     tiny = lambda: z.add_(1.0)  # noqa: E731
-    recs = []
-    signal.signal(signal.SIGTERM, _interrupt)  # a `timeout` keeps the layers measured so far
-    try:
-        for k, row in enumerate(layers.to_dict("records")):
-            p = ConvProblem(*(int(row[c]) for c in SHAPE_COLUMNS))
-            tiny_us = graph_time_us(tiny)
-            try:
-                recs.append({**row, "tiny_us": tiny_us, **measure(p, a.family, tiny_us, tiny)})
-            except RuntimeError as exc:  # a layer the dispatcher refuses
-                _LOG.warning("%s: %s", p.key, exc)
-            if k % 25 == 0:
-                _LOG.info("%d/%d %s", k, len(layers), p.key)
-            torch.cuda.empty_cache()
-    except KeyboardInterrupt:
-        _LOG.warning("interrupted after %d of %d layers: writing those", len(recs), len(layers))
-    if not recs:
-        _LOG.error("no layer measured")
-        return 1
-    d = pd.DataFrame(recs)
+
+    def one(row: dict[str, Any], p: ConvProblem) -> dict[str, Any] | None:
+        tiny_us = graph_time_us(tiny)
+        try:
+            return {**row, "tiny_us": tiny_us, **measure(p, a.family, tiny_us, tiny)}
+        except RuntimeError as exc:  # a layer the dispatcher refuses
+            _LOG.warning("%s: %s", p.key, exc)
+            return None
+
     out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    d.to_csv(out.with_suffix(".csv"), index=False)
+    d = measure_layers(layers, one, out, 25)
+    if d is None:
+        return 1
     lines = ["# cuDNN against our dispatcher, back to back and separated", "",
              f"- command: `python bench/separated_layers.py {' '.join(sys.argv[1:] if argv is None else argv)}`",
              f"- GPU: {torch.cuda.get_device_name()}", f"- date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",

@@ -76,6 +76,35 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def measure_layers(layers: pd.DataFrame, one: Callable[[dict[str, Any], ConvProblem], dict[str, Any] | None],
+                   out: Path, every: int, note: Callable[[dict[str, Any]], str] = lambda rec: "") -> pd.DataFrame | None:
+    """``one(row, problem)`` for each layer (a record, or None to leave the layer out), logging progress every
+    ``every`` layers (``note(record)`` after the layer's key); a SIGTERM (a ``timeout``) or Ctrl-C keeps the layers
+    measured so far.  The records go to ``out.csv`` and come back as a frame; None (logged) if there is none."""
+    import torch
+
+    recs = []
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        for k, row in enumerate(layers.to_dict("records")):
+            prob = ConvProblem(*(int(row[c]) for c in SHAPE_COLUMNS))
+            rec = one(row, prob)
+            if rec is not None:
+                recs.append(rec)
+            if k % every == 0:
+                _LOG.info("%d/%d %s%s", k, len(layers), prob.key, note(rec) if rec is not None else "")
+            torch.cuda.empty_cache()
+    except KeyboardInterrupt:
+        _LOG.warning("interrupted after %d of %d layers: writing those", len(recs), len(layers))
+    if not recs:
+        _LOG.error("no layer measured")
+        return None
+    d = pd.DataFrame(recs)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    d.to_csv(out.with_suffix(".csv"), index=False)
+    return d
+
+
 def catalog_calls(folder: Path = CATALOG, nets: list[str] | None = None) -> pd.DataFrame:
     """The rows of the network catalog's CSVs (``predictor/data/networks``, or another ``folder`` of ``--layers``
     CSVs, one per network; only ``nets`` when given), each with its ``network`` and ``shape_key``."""
@@ -388,28 +417,18 @@ def main(argv: list[str] | None = None) -> int:
     from predictor.cuda_backend import warm_up
 
     warm_up(1.0)
-    recs = []
-    signal.signal(signal.SIGTERM, _interrupt)  # a `timeout` keeps the layers measured so far
-    try:
-        for k, row in enumerate(layers.to_dict("records")):
-            prob = ConvProblem(*(int(row[c]) for c in SHAPE_COLUMNS))
-            rec = {**row, **measure(prob, args.family, picks, backend, args.vendor, args.tune, dispatchers,
-                                    args.cudnn_kernels)}
-            if args.vendor == "cudnn":
-                rec["cudnn_mode"] = args.cudnn
-            recs.append(rec)
-            if k % 50 == 0:
-                _LOG.info("%d/%d %s %s %.1f us", k, len(layers), prob.key, args.vendor, rec[vendor_col] or math.nan)
-            torch.cuda.empty_cache()
-    except KeyboardInterrupt:
-        _LOG.warning("interrupted after %d of %d layers: writing those", len(recs), len(layers))
-    if not recs:
-        _LOG.error("no layer measured")
-        return 1
-    d = pd.DataFrame(recs)
+
+    def one(row: dict[str, Any], prob: ConvProblem) -> dict[str, Any]:
+        rec = {**row, **measure(prob, args.family, picks, backend, args.vendor, args.tune, dispatchers,
+                                args.cudnn_kernels)}
+        if args.vendor == "cudnn":
+            rec["cudnn_mode"] = args.cudnn
+        return rec
+
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    d.to_csv(out.with_suffix(".csv"), index=False)
+    d = measure_layers(layers, one, out, 50, lambda rec: f" {args.vendor} {rec[vendor_col] or math.nan:.1f} us")
+    if d is None:
+        return 1
     variants = [v for f in args.family for v in ([f, f"{f}_tuned"] if args.tune else [f])] + sorted(picks)
     best = [f"{v}_us" for v in sorted(picks) if v.startswith("best_")]
     if len(best) > 1:  # the faster of the families' fastest configs, per layer
