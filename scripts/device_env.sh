@@ -46,6 +46,22 @@ device_start() {
 }
 left() { echo $(( DEVICE_BUDGET - ($(date +%s) - DEVICE_T0) )); }
 
+# sched_patch HEADER: make the (device copy of the) GEMM runtime header take its persistent tile scheduler's
+# rasterisation from the environment at each run: PK_SWIZZLE (max_swizzle_size: 1, 2, 4, 8) and PK_RASTER (0
+# CUTLASS's heuristic, 1 along M, 2 along N); unset, the defaults the package uses (1, heuristic)
+# (scripts/device_s22_sched.sh).  Fails if the line it follows is gone.
+sched_patch() {
+  grep -q "^    args.hw_info = hardware();" "$1" || { echo "sched_patch: $1 has no hw_info line"; return 1; }
+  sed -i 's|^    args.hw_info = hardware();|&\
+    if (const char* e = std::getenv("PK_SWIZZLE")) args.scheduler.max_swizzle_size = std::atoi(e);  // sched_patch\
+    if (const char* e = std::getenv("PK_RASTER")) {\
+      using RO = cutlass::gemm::kernel::detail::RasterOrderOptions;\
+      const int v = std::atoi(e);\
+      args.scheduler.raster_order = v == 1 ? RO::AlongM : v == 2 ? RO::AlongN : RO::Heuristic;\
+    }|' "$1"
+  sed -i 's|^#include "pk_runtime.h"  // PkProblem.*|#include <cstdlib>\n&|' "$1"
+}
+
 # pdl_patch HEADER: make the (device copy of the) GEMM runtime header launch with programmatic dependent launch
 # (GemmUniversalAdapter::run(stream, nullptr, true)); only correct for kernels built with
 # -DCUTLASS_ENABLE_GDC_FOR_SM90 (scripts/device_s21_pdl.sh).  Fails if the line it replaces is gone.

@@ -1,5 +1,6 @@
-"""Session 21's experiments, on the CPU: the 1x1 gap to cuDNN (the swap configs; the committed reports of
-``scripts/gemm_swap_tiles.py``, ``scripts/pdl_pairs.py`` and ``bench/separated_layers.py`` regenerated from the
+"""Sessions 21-22's experiments, on the CPU: the 1x1 gap to cuDNN (the swap configs; the committed reports of
+``scripts/gemm_swap_tiles.py``, ``scripts/pdl_pairs.py``, ``scripts/sched_variants.py`` and
+``bench/separated_layers.py`` regenerated from the
 committed runs) and the Orin-sized ``i8nc32`` as ``dense`` (``scripts/partial_lono.py``'s report from its kept folds)."""
 from __future__ import annotations
 
@@ -74,3 +75,12 @@ def test_partial_lono_report_regenerates_from_its_kept_folds() -> None:
     text = pl.report(exp / "parts", ROOT / "reports" / "lono" / "h200-sm87" / "layers.csv", "i8nc32")
     assert text == (exp / "REPORT.md").read_text()
     assert text.count("| all | ") == 1 and "`dense`" in text and "`repick`" in text
+
+
+def test_sched_report_regenerates_from_the_committed_runs() -> None:
+    runs = ROOT / "sweeps" / "runs" / "s22"
+    sv = script_module("scripts/sched_variants.py")
+    text = sv.report(runs / "sched-default.parquet",
+                     [runs / f"sched-{n}.parquet" for n in ("default2", "sw2", "sw4", "sw8", "alongm")])
+    assert text == (runs / "sched.md").read_text()
+    assert "| `sw8` | 704 | 0.850 |" in text and "| `default2` | 704 | 1.002 |" in text
