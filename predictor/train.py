@@ -399,7 +399,10 @@ SHIPPED_RUNS = (
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",
                              "sweeps/h200-sm32-f16nhwc.parquet", "sweeps/h200-i8nhwc.parquet",
                              "sweeps/h200-sm16-i8nhwc.parquet", "sweeps/h200-sm32-i8nhwc.parquet"), "sm_87",
-               methods=(("i8nhwc", "distill", 24),)),
+               # dense for i8nc32 (session 22, reports/lono/h200-sm87-i8nc32/): 0.991 / 0.970 / 0.673 vs repick's
+               # 0.988 / 0.964 / 0.654 (> 8 GFLOP 0.982 / 0.948 vs 0.977 / 0.935; 16 SMs 0.992 / 0.978 vs
+               # 0.989 / 0.966)
+               methods=(("i8nhwc", "distill", 24), ("i8nc32", "dense", 24))),
 )
 #: The shipped dispatchers: (slug, families or None for the default SM80 ones, folder under export/).
 #: ``dispatch`` holds the SM80-family models that were built and run on the H200 (``i8nhwc``'s own model,
