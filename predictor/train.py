@@ -387,21 +387,16 @@ SHIPPED_RUNS = (
                         "sweeps/h200-sm90-k32.parquet", "sweeps/h200-graph-sm90-k32.parquet"),
                choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90",
                         "i8nhwc+i8nhwc90+i8gemm90"),
-               # each kind is what leave-network-group-out chose (reports/lono/<run>/, the kinds it replaced in
-               # reports/lono/experiments/README.md); dense (session 17): i8nhwc90 0.982 / 0.942 / 0.618 vs cost's
-               # 0.977 / 0.936 / 0.589, i8nhwc 0.986 / 0.956 / 0.685 vs distill's 0.982 / 0.946 / 0.616; (session
-               # 18) f16nhwc90 0.977 / 0.933 / 0.519 vs cost's 0.974 / 0.930 / 0.546; (session 19) i8nc32
-               # 0.989 / 0.965 / 0.745 vs repick's 0.984 / 0.950 / 0.737 (> 8 GFLOP 0.979 / 0.947 vs 0.968 / 0.914)
+               # each kind is what leave-network-group-out chose (reports/lono/<run>/; the kinds it replaced, and
+               # their figures, in reports/lono/experiments/README.md)
                methods=(("i8nc32", "dense", 24), ("f16nhwc90", "dense", 24), ("i8nhwc", "dense", 24), ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
                         ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24), ("f16nhwc", "cost", 24), ("i8nhwc90", "dense", 24))),
-    # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature
+    # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature; f16nhwc repick (the default)
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",
                              "sweeps/h200-sm32-f16nhwc.parquet", "sweeps/h200-i8nhwc.parquet",
                              "sweeps/h200-sm16-i8nhwc.parquet", "sweeps/h200-sm32-i8nhwc.parquet"), "sm_87",
-               # dense for i8nc32 (session 22, reports/lono/h200-sm87-i8nc32/): 0.991 / 0.970 / 0.673 vs repick's
-               # 0.988 / 0.964 / 0.654 (> 8 GFLOP 0.982 / 0.948 vs 0.977 / 0.935; 16 SMs 0.992 / 0.978 vs
-               # 0.989 / 0.966)
+               # i8nc32: dense since session 22 (reports/lono/h200-sm87-i8nc32/), as above
                methods=(("i8nhwc", "distill", 24), ("i8nc32", "dense", 24))),
 )
 #: The shipped dispatchers: (slug, families or None for the default SM80 ones, folder under export/).
