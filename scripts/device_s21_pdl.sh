@@ -18,17 +18,7 @@ source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 
 remaining() { echo $(( 560 - ($(date +%s) - t0) )); }  # (device_env.sh has its own left())
 mkdir -p "$out" build/s21 /tmp/logs /tmp/bench /tmp/netlayers
 record_env "$out/env-pdl.txt"
-cfgs=(f16gemm90_t128x128x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t64x128x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t128x64x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x64x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x64x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x128x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t128x256x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x96x64_c1x1x1_sauto_kcoop_etmacoop_ep128x96_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x128x64_c1x1x1_sauto_kcoop_etmacoop_tsdefault_a8x8x8_lincomb
-      f16gemm90_t128x256x64_c1x2x1_sauto_kcoop_etmacoop_tsdefault_a8x8x8_lincomb
-      f16gemm90_t64x256x64_c1x1x1_sauto_kpingpong_etma_tsdefault_a8x8x8_lincomb)
+cfgs=("${GEMM90_1X1_BEST[@]}")
 swap=(f16gemm90_t128x128x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_swapab_a8x8x8_lincomb
       f16gemm90_t64x256x64_c1x1x1_sauto_kpingpong_etma_tsdefault_swapab_a8x8x8_lincomb
       f16gemm90_t128x64x64_c1x1x1_sauto_kpingpong_etma_tsdefault_swapab_a8x8x8_lincomb

@@ -11,17 +11,7 @@ budget=${2:-420}
 source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
 mkdir -p "$out" build/s21 /tmp/logs
 record_env "$out/env-swap.txt"
-refs=(f16gemm90_t128x128x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t64x128x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t128x64x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x64x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x64x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x128x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t128x256x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x96x64_c1x1x1_sauto_kcoop_etmacoop_ep128x96_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x128x64_c1x1x1_sauto_kcoop_etmacoop_tsdefault_a8x8x8_lincomb
-      f16gemm90_t128x256x64_c1x2x1_sauto_kcoop_etmacoop_tsdefault_a8x8x8_lincomb
-      f16gemm90_t64x256x64_c1x1x1_sauto_kpingpong_etma_tsdefault_a8x8x8_lincomb)
+refs=("${GEMM90_1X1_BEST[@]}")
 mapfile -t new < <(python3 scripts/gemm_swap_tiles.py)
 echo "${#refs[@]} grid configs, ${#new[@]} outside it; start $(date +%T)"
 timeout "$budget" python3 -m predictor.collect --quiet --family f16gemm90 --configs "${refs[@]}" \

@@ -15,17 +15,7 @@ source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 
 remaining() { echo $(( 560 - ($(date +%s) - t0) )); }  # (device_env.sh has its own left())
 mkdir -p "$out" build/s22 /tmp/logs
 record_env "$out/env-sched.txt"
-cfgs=(f16gemm90_t128x128x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t64x128x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t128x64x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x64x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x64x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x128x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t128x256x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x96x64_c1x1x1_sauto_kcoop_etmacoop_ep128x96_tsdefault_a8x8x8_lincomb
-      f16gemm90_t256x128x64_c1x1x1_sauto_kcoop_etmacoop_tsdefault_a8x8x8_lincomb
-      f16gemm90_t128x256x64_c1x2x1_sauto_kcoop_etmacoop_tsdefault_a8x8x8_lincomb
-      f16gemm90_t64x256x64_c1x1x1_sauto_kpingpong_etma_tsdefault_a8x8x8_lincomb)
+cfgs=("${GEMM90_1X1_BEST[@]}")
 sched_patch predictor/csrc/pk_runtime_gemm90.h || exit 1
 # name, PK_SWIZZLE, PK_RASTER ("" = unset)
 runs=("default 1 0" "sw2 2 0" "sw4 4 0" "sw8 8 0" "alongm 1 1" "default2 1 0")
