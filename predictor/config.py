@@ -25,7 +25,8 @@ Two kinds of kernel live here, chosen by the family (``FamilySpec.cutlass_api``)
   plus the tile scheduler (default/persistent or stream-K) and ``swap_ab``.  Name: the 3.x name with
   ``_ts<tile scheduler>`` (then ``_swapab`` for a transposed kernel) after the epilogue schedule.
 * Either 3.x kind may fix the epilogue's subtile (``epi_tile``, ``_ep<M>x<N>`` after the epilogue schedule;
-  left out: ``EpilogueTileAuto``, which stores 128x32 (cooperative) or 64x32 (one warp group) at a time).
+  left out: ``EpilogueTileAuto``, which stores 128x32 (cooperative) or 64x32 (one warp group) at a time), and
+  drop the epilogue's source tensor (``no_source``, ``_nosrc`` next: ``ElementC = void``, D = alpha * acc).
 
 The CUTLASS 3.x fields (``cluster``, ``kernel_schedule``, ``epilogue_schedule``, ``tile_scheduler``)
 default to values that leave every 2.x config -- and its name -- exactly as before.
@@ -298,7 +299,7 @@ _NAME_RE = re.compile(
 _NAME3_RE = re.compile(
     r"^(?P<family>[a-z0-9]+)_t(?P<tb>\d+x\d+x\d+)_c(?P<cluster>\d+x\d+x\d+)_s(?P<stages>auto|\d+)"
     r"_k(?P<kernel_schedule>[a-z0-9]+)_e(?P<epilogue_schedule>[a-z0-9]+)(?:_ep(?P<epi_tile>\d+x\d+))?"
-    r"(?:_ts(?P<tile_scheduler>[a-z]+))?"
+    r"(?P<no_source>_nosrc)?(?:_ts(?P<tile_scheduler>[a-z]+))?"
     r"(?P<swap_ab>_swapab)?_a(?P<align>\d+x\d+x\d+)_(?P<epilogue>[a-z]+)$"
 )
 
@@ -338,6 +339,7 @@ class KernelConfig:
     tile_scheduler: TileScheduler = TileScheduler.NotApplicable  # GEMM family only
     swap_ab: bool = False  # GEMM only: D^T = filter x activations^T, column-major D (N*H*W is the tile's N)
     epi_tile: tuple[int, int] = (0, 0)  # 3.x TMA epilogues: the subtile stored at a time, M x N; (0, 0): auto
+    no_source: bool = False  # 3.x TMA epilogues: no source C (ElementC void: D = alpha * acc, beta must be 0)
 
     def __lt__(self, other: "KernelConfig") -> bool:  # enums are not orderable: order by name
         return self.name < other.name
@@ -394,14 +396,14 @@ class KernelConfig:
             if getattr(self, k) != v:
                 raise ValueError(f"{f}: {k} must be {v!r} for a CUTLASS 3.x kernel, got {getattr(self, k)!r}")
         check_sm90_schedules(self.family.value, self.spec.operation, self.tb, self.kernel_schedule,
-                             self.epilogue_schedule, self.tile_scheduler, self.epi_tile)
+                             self.epilogue_schedule, self.tile_scheduler, self.epi_tile, self.no_source)
 
     @classmethod
     def sm90(cls, family: Family, tb: tuple[int, int, int], cluster: tuple[int, int, int] = (1, 1, 1),
              stages: int = 0, kernel_schedule: KernelSchedule | None = None,
              epilogue_schedule: EpilogueSchedule | None = None,
              tile_scheduler: TileScheduler | None = None, swap_ab: bool = False,
-             epi_tile: tuple[int, int] = (0, 0)) -> "KernelConfig":
+             epi_tile: tuple[int, int] = (0, 0), no_source: bool = False) -> "KernelConfig":
         """A CUTLASS 3.x config of ``family`` (the derived and fixed fields filled in).  Schedules
         left out: conv, the implicit-GEMM warp-specialized kernel with the TMA epilogue; GEMM, the
         cooperative kernel with its TMA epilogue and the default (persistent) tile scheduler."""
@@ -417,7 +419,7 @@ class KernelConfig:
         return cls(family=family, tb=tb, warp=warp, inst=inst, stages=stages, align=tma_alignment(family),
                    epilogue=family.spec.epilogue, cluster=(int(cluster[0]), int(cluster[1]), int(cluster[2])),
                    kernel_schedule=ks, epilogue_schedule=es, tile_scheduler=ts, swap_ab=swap_ab,
-                   epi_tile=(int(epi_tile[0]), int(epi_tile[1])))
+                   epi_tile=(int(epi_tile[0]), int(epi_tile[1])), no_source=bool(no_source))
 
     # ----------------------------------------------------------------- derived
     @property
@@ -483,6 +485,7 @@ class KernelConfig:
             ts = "" if self.tile_scheduler is TileScheduler.NotApplicable else f"_ts{self.tile_scheduler.value}"
             swap = "_swapab" if self.swap_ab else ""
             ep = "" if self.epi_tile == (0, 0) else f"_ep{self.epi_tile[0]}x{self.epi_tile[1]}"
+            ep += "_nosrc" if self.no_source else ""
             return (f"{self.family.value}_t{t}_c{c}_s{self._stages_text()}_k{self.kernel_schedule.value}"
                     f"_e{self.epilogue_schedule.value}{ep}{ts}{swap}_a{a}_{self.epilogue.value}")
         w = "x".join(map(str, self.warp))
@@ -508,7 +511,8 @@ class KernelConfig:
                     0 if m3["stages"] == "auto" else int(m3["stages"]),
                     KernelSchedule(m3["kernel_schedule"]), EpilogueSchedule(m3["epilogue_schedule"]),
                     TileScheduler(m3["tile_scheduler"]) if m3["tile_scheduler"] else None, bool(m3["swap_ab"]),
-                    tuple(int(v) for v in m3["epi_tile"].split("x")) if m3["epi_tile"] else (0, 0))  # type: ignore[arg-type]
+                    tuple(int(v) for v in m3["epi_tile"].split("x")) if m3["epi_tile"] else (0, 0),  # type: ignore[arg-type]
+                    bool(m3["no_source"]))
             except ValueError as exc:
                 raise ValueError(f"bad KernelConfig name {name!r}: {exc}") from exc
             if cfg.name != name:
@@ -541,7 +545,7 @@ class KernelConfig:
         out: dict[str, Any] = {"name": self.name, "kernel_name": self.kernel_name}
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name == "epi_tile" and v == (0, 0):  # auto: the tables of every config before it, unchanged
+            if (f.name, v) in (("epi_tile", (0, 0)), ("no_source", False)):  # defaults: older tables unchanged
                 continue
             if isinstance(v, enum.Enum):
                 out[f.name] = v.name

@@ -125,6 +125,14 @@ def _operation(cfg: KernelConfig):  # type: ignore[no-untyped-def]
                            cfg.epilogue.to_cutlass(), cfg.swizzle.to_cutlass())
 
 
+def _source(cfg: KernelConfig, c):  # type: ignore[no-untyped-def]
+    """The epilogue's source tensor C of a 3.x ``cfg``: ``c``, or with ``cfg.no_source`` a ``void`` one (no C: the
+    epilogue stores alpha * acc and issues each TMA store one subtile later, ``DelayTmaStore``)."""
+    from cutlass_library.library import DataType, TensorDescription
+
+    return TensorDescription(DataType.void, c.layout, 0) if cfg.no_source else c
+
+
 def _operation_3x(cfg: KernelConfig):  # type: ignore[no-untyped-def]
     """The ``cutlass_library`` ``ConvOperation3x`` for a CUTLASS 3.x ``cfg`` -- built as
     ``GenerateSM90_Conv3x`` / ``CreateConvOperator3x`` build theirs (2-D fprop, NHWC activations,
@@ -146,7 +154,7 @@ def _operation_3x(cfg: KernelConfig):  # type: ignore[no-untyped-def]
     tile = TileDescription(list(cfg.tb), cfg.stages, [4, 1, 1], math, arch, arch, list(cfg.cluster))
     A = TensorDescription(dt(spec.element_a), lt(spec.layout_a), cfg.align[0])
     B = TensorDescription(dt(spec.element_b), lt(spec.layout_b), cfg.align[1])
-    C = TensorDescription(dt(spec.element_c), lt(spec.layout_c), cfg.align[2])
+    C = _source(cfg, TensorDescription(dt(spec.element_c), lt(spec.layout_c), cfg.align[2]))
     D = TensorDescription(dt(spec.element_c), lt(spec.layout_c), cfg.align[2])
     return ConvOperation3x(ConvKind.Fprop, tile, A, B, C, element_compute=dt(spec.element_epilogue), D=D,
                            kernel_schedule=cfg.kernel_schedule.to_cutlass(),
@@ -176,10 +184,10 @@ def _operation_gemm(cfg: KernelConfig):  # type: ignore[no-untyped-def]
     tile = TileDescription(list(cfg.tb), cfg.stages, [4, 1, 1], math, arch, arch, list(cfg.cluster))
     A = TensorDescription(dt(spec.element_a), LayoutType.RowMajor, cfg.align[0])
     B = TensorDescription(dt(spec.element_b), LayoutType.ColumnMajor, cfg.align[1])
-    C = TensorDescription(dt(spec.element_c), LayoutType.ColumnMajor if cfg.swap_ab else LayoutType.RowMajor,
+    D = TensorDescription(dt(spec.element_c), LayoutType.ColumnMajor if cfg.swap_ab else LayoutType.RowMajor,
                           cfg.align[2])
-    return GemmOperation(GemmKind.Universal3x, arch, tile, A, B, C, dt(spec.element_epilogue),
-                         EpilogueFunctor.LinearCombination, SwizzlingFunctor.Identity1, D=C,
+    return GemmOperation(GemmKind.Universal3x, arch, tile, A, B, _source(cfg, D), dt(spec.element_epilogue),
+                         EpilogueFunctor.LinearCombination, SwizzlingFunctor.Identity1, D=D,
                          kernel_schedule=cfg.kernel_schedule.to_cutlass(),
                          epilogue_schedule=cfg.epilogue_schedule.to_cutlass(),
                          tile_scheduler=cfg.tile_scheduler.to_cutlass())
@@ -249,11 +257,15 @@ def _with_epi_tile(body: str, cfg: KernelConfig) -> str:
     emitters always write."""
     if cfg.epi_tile == (0, 0):
         return body
-    if body.count(_EPI_TILE_AUTO) != 1:
-        raise RuntimeError(f"{cfg.name}: expected one {_EPI_TILE_AUTO} in cutlass_library's kernel, found "
-                           f"{body.count(_EPI_TILE_AUTO)}")
     m, n = cfg.epi_tile
-    return body.replace(_EPI_TILE_AUTO, f"cute::Shape<cute::_{m}, cute::_{n}>")
+    return _replace_once(body, _EPI_TILE_AUTO, f"cute::Shape<cute::_{m}, cute::_{n}>", cfg)
+
+
+def _replace_once(body: str, old: str, new: str, cfg: KernelConfig) -> str:
+    """``body`` with its one ``old`` replaced (``RuntimeError`` if ``cutlass_library`` wrote it another number of times)."""
+    if body.count(old) != 1:
+        raise RuntimeError(f"{cfg.name}: expected one {old} in cutlass_library's kernel, found {body.count(old)}")
+    return body.replace(old, new)
 
 
 def _kernel_body_3x(cfg: KernelConfig) -> str:
@@ -261,6 +273,8 @@ def _kernel_body_3x(cfg: KernelConfig) -> str:
 
     op = _operation_3x(cfg)
     body = _with_epi_tile(EmitConv3xInstance().emit(op), cfg)
+    if cfg.no_source:  # the conv emitter writes C's alignment as 128 bits over its element's: 0 for void
+        body = _replace_once(body, "128 / cute::sizeof_bits_v<void>", "0", cfg)
     base = op.procedural_name()
     ns = f"pk_{cfg.kernel_name}"  # the emitted names omit some fields: keep each kernel's own
     return (

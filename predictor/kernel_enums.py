@@ -139,13 +139,17 @@ GEMM_ONLY_MEMBERS: frozenset[enum.Enum] = frozenset({
 
 
 def check_sm90_schedules(family: str, operation: str, tb: tuple[int, int, int], ks: KernelSchedule,
-                         es: EpilogueSchedule, ts: TileScheduler, epi_tile: tuple[int, int] = (0, 0)) -> None:
+                         es: EpilogueSchedule, ts: TileScheduler, epi_tile: tuple[int, int] = (0, 0),
+                         no_source: bool = False) -> None:
     """``ValueError`` unless CUTLASS 4.2's SM90 builders and kernels accept the kernel schedule, epilogue schedule,
     tile scheduler and epilogue subtile of a 3.x config of ``family`` (``operation`` "conv" or "gemm", tile ``tb``):
     the combinations ``cutlass_library``'s SM90 generators emit; a fixed subtile (``epi_tile``, (0, 0): automatic)
     as ``sm90_compute_tile_shape_or_override`` takes it -- M 128 for the cooperative TMA epilogue, 64 for the
-    warp-specialized one, N a multiple of 16 -- dividing the tile."""
+    warp-specialized one, N a multiple of 16 -- dividing the tile; ``no_source`` (``ElementC = void``) with a TMA
+    epilogue only."""
     coop = ks is KernelSchedule.TmaWarpSpecializedCooperative
+    if no_source and es in (EpilogueSchedule.NoSmemWarpSpecialized, EpilogueSchedule.NotApplicable):
+        raise ValueError(f"{family}: no_source needs a CUTLASS 3.x TMA epilogue, not {es.name}")
     if epi_tile != (0, 0):
         m_ok = 128 if es is EpilogueSchedule.TmaWarpSpecializedCooperative else 64
         if (len(epi_tile) != 2 or es in (EpilogueSchedule.NoSmemWarpSpecialized, EpilogueSchedule.NotApplicable)
