@@ -360,8 +360,8 @@ class KernelConfig:
             raise ValueError("split_k_slices > 1 needs split_k_mode=Serial and vice versa")
         if self.swap_ab and self.spec.operation != "gemm":
             raise ValueError(f"{self.family.value}: swap_ab is a GEMM family knob")
-        if self.epi_tile != (0, 0) and self.spec.cutlass_api != 3:
-            raise ValueError(f"{self.family.value}: epi_tile is a CUTLASS 3.x knob")
+        if (self.epi_tile != (0, 0) or self.no_source) and self.spec.cutlass_api != 3:
+            raise ValueError(f"{self.family.value}: epi_tile and no_source are CUTLASS 3.x knobs")
         if self.spec.cutlass_api == 3:
             self._check_3x()
             return

@@ -86,6 +86,7 @@ struct KernelConfig {
   TileScheduler tile_scheduler;         // 3.x GEMM tile scheduler (kNotApplicable for conv kernels)
   bool swap_ab;                         // 3.x GEMM: transposed (D^T = filter x activations^T, column-major D)
   int epi_tile_m, epi_tile_n;           // 3.x TMA epilogue: subtile stored at a time (0, 0: EpilogueTileAuto)
+  bool no_source;                       // 3.x TMA epilogue without source C (ElementC void): beta must be 0
   std::int64_t smem_bytes;     // sizeof(SharedStorage) measured by the sweep, -1 if unknown
   bool sm87_ok;                // a Jetson Orin (sm_87) runs it (never for the SM90 family)
   const char* name;            // predictor KernelConfig.name
@@ -131,7 +132,7 @@ def _config_row(cfg: KernelConfig, smem: int, sm87_ok: bool, with_family: bool =
         f"EpilogueFunctor::k{cfg.epilogue.name}", f"{d['cluster_m']}, {d['cluster_n']}, {d['cluster_k']}",
         f"KernelSchedule::k{cfg.kernel_schedule.name}", f"EpilogueSchedule::k{cfg.epilogue_schedule.name}",
         f"TileScheduler::k{cfg.tile_scheduler.name}", "true" if cfg.swap_ab else "false",
-        f"{cfg.epi_tile[0]}, {cfg.epi_tile[1]}",
+        f"{cfg.epi_tile[0]}, {cfg.epi_tile[1]}", "true" if cfg.no_source else "false",
         f"INT64_C({int(smem)})", "true" if sm87_ok else "false",
         _cstr(cfg.name), _cstr(cfg.kernel_name),
     ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from .config import (
@@ -81,6 +81,17 @@ F16_GEMM90_EPI_TILES: tuple[tuple[KernelSchedule, tuple[int, int], tuple[int, in
     (_COOP, (256, 96), (128, 96)), (_COOP, (128, 256), (128, 64)), (_COOP, (256, 64), (128, 64)),
     (_COOP, (256, 128), (128, 64)))
 
+#: f16gemm90's 11 fastest configs on the 1x1 layers of ResNet-50 / YOLOv8m-like / U-Net at N = 8, 32 (the 1x1
+#: experiments' reference set, ``GEMM90_1X1_BEST`` in ``scripts/device_env.sh``); their twins without a source tensor
+#: joined the grid (session 23: 1.065x as fast on those layers, ``sweeps/runs/s23/README.md``).
+F16_GEMM90_1X1_BEST: tuple[str, ...] = tuple(f"f16gemm90_{n}_a8x8x8_lincomb" for n in (
+    "t128x128x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault", "t64x128x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault",
+    "t128x64x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault", "t256x64x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault",
+    "t256x64x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault", "t256x128x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault",
+    "t128x256x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault", "t256x96x64_c1x1x1_sauto_kcoop_etmacoop_ep128x96_tsdefault",
+    "t256x128x64_c1x1x1_sauto_kcoop_etmacoop_tsdefault", "t128x256x64_c1x2x1_sauto_kcoop_etmacoop_tsdefault",
+    "t64x256x64_c1x1x1_sauto_kpingpong_etma_tsdefault"))
+
 #: f16nhwc90's explicit configs (session 14, ``scripts/conv90_tiles.py``, ``sweeps/runs/s14/conv90.md``): tile K 32,
 #: where a layer of 32 or 96 input channels loads and multiplies zeros at each filter tap with the grid's K 64, and
 #: tiles with N 32 or 96 (layers with 32, 80 or 96 output channels) -- what cuDNN's Hopper conv kernels run on the
@@ -146,6 +157,9 @@ class GemmGrid:
     #: 128x32 (cooperative) at a time; 64 columns were up to 1.11x faster on network 1x1 layers, whose output
     #: outweighs their input (``scripts/gemm_epi_tiles.py``, ``sweeps/runs/s14/epi.md``).
     epi_tiles: tuple[tuple[KernelSchedule, tuple[int, int], tuple[int, int]], ...] = ()
+    #: Configs of the grid above (names) whose twin without a source tensor (``KernelConfig.no_source``: the TMA
+    #: epilogue reserves no shared memory for C and delays each store by a subtile) joins the grid.
+    no_source: tuple[str, ...] = ()
 
 
 #: The grid of every family: adding a family means one entry here (and its ``FAMILY_SPECS`` entry).
@@ -203,30 +217,16 @@ GRIDS: dict[Family, Sm80Grid | Sm90Grid | GemmGrid] = {
     ),
     Family.F16_NHWC_SM90: Sm90Grid(explicit=F16_NHWC90_EXPLICIT),
     Family.I8_NHWC_SM90: Sm90Grid(),
-    # cuDNN's own Hopper kernels beat the first 50 configs on the held-out 1x1 layers with tiles of N 8-64
-    # (small GEMMs) and N 128-192 (bench/small_layers/, bench/vendor_layers/): the small tiles below
-    # and (session 13) N = 96, next to the 1x1 layers with 80-96 output channels (YOLOv8, EfficientNet, U-Net), where
-    # tiles of N 128 leave a quarter of the wgmma idle: an experiment on the 1x1 layers of ResNet-50, a YOLOv8m-like
-    # and a U-Net at N = 8/32 (sweeps/runs/s13/wave.md, scripts/gemm_wave_tiles.py) found 96-wide tiles fastest on
-    # 53 of 64 layers among its 20 configs outside the grid (up to 1.16x the grid's best), 160- and 224-wide ones on
-    # none; the 2x2 and 4x1 clusters below on 11
+    # where cuDNN's Hopper kernels beat the first 50 configs (small GEMMs: tiles of N 8-64; N 128-192; N 96 for 80-96
+    # output channels, session 13: sweeps/runs/s13/wave.md) and what joined since: docs/cutlass_space.md
     Family.F16_GEMM_SM90: GemmGrid(small_tiles=((64, 16), (64, 32), (64, 64), (128, 16), (128, 32), (256, 64),
                                                 (128, 192), (64, 96), (128, 96), (256, 96)),
                                    big_clusters=(((256, 128), (2, 2, 1)), ((256, 128), (4, 1, 1)),
                                                  ((128, 256), (2, 2, 1)), ((128, 256), (4, 1, 1))),
                                    swap_tiles=((64, 8), (64, 16), (64, 32), (128, 8), (128, 16), (128, 32)),
-                                   epi_tiles=F16_GEMM90_EPI_TILES),
-    # f16gemm90's tiles, clusters, schedules and shallow pipelines with tile K 128 (4 wgmma k32 steps;
-    # the same bytes per stage as fp16's K 64).  Its generator (GenerateSM90_TensorOp_int8_WGMMA_gemm,
-    # CUTLASS 4.2, default level) lists only 64x128, 64x256, 128x128 and 128x256 with clusters 2x1 / 1x2
-    # (and tile K 128 only); 128x64, 256x128 and cluster 1x1 are taken from the fp16 grid (the same
-    # builders: nothing in them depends on the element type there).  Left out: tile K 64 (2 k32
-    # steps: half the bytes per TMA load and twice the barrier waits of K 128), ping-pong and
-    # warp-specialized on tiles above 128x128 (a single warp group would hold 256 int32 accumulators a
-    # thread: spills, as for fp16), cooperative below tile M 128 (the builder splits M over 2 warp
-    # groups of 64), stream-K off the cooperative schedule (CUTLASS: cooperative only), u8 and the
-    # int32-output kernels the generator also lists (not this family's tensors).  Every one of the 50
-    # configs compiles for sm_90a (nvcc 13.0, CUTLASS 4.2; built on a CPU, 2026-12-01: 36-100 s a kernel).
+                                   epi_tiles=F16_GEMM90_EPI_TILES, no_source=F16_GEMM90_1X1_BEST),
+    # f16gemm90's tiles, clusters, schedules and shallow pipelines with tile K 128; what its generator lists, what
+    # was taken from the fp16 grid and what is left out, and why: docs/cutlass_space.md ("i8gemm90's grid")
     Family.I8_GEMM_SM90: GemmGrid(generator="GenerateSM90_TensorOp_int8_WGMMA_gemm", tile_k=128),
 }
 
@@ -435,6 +435,12 @@ def gemm_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
         add(mn, ks, tmacoop if ks is coop else tma, stages=st)
     for ks, mn, epi in knobs.epi_tiles:
         add(mn, ks, tmacoop if ks is coop else tma, epi_tile=epi)
+    missing = [n for n in knobs.no_source if n not in cfgs]
+    if missing:
+        raise ValueError(f"{family.value}: GemmGrid.no_source names configs outside the grid: {missing}")
+    for n in knobs.no_source:
+        c = replace(cfgs[n], no_source=True)
+        cfgs.setdefault(c.name, c)
     return sorted(cfgs.values(), key=lambda c: c.name)
 
 

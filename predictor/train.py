@@ -376,6 +376,8 @@ SHIPPED_RUNS = (
                         "sweeps/h200-gemm90-wave.parquet", "sweeps/h200-graph-gemm90-wave.parquet",
                         # and its 8 configs with a fixed epilogue subtile (session 14), alike
                         "sweeps/h200-gemm90-epi.parquet", "sweeps/h200-graph-gemm90-epi.parquet",
+                        # and the source-less twins of its 11 best 1x1 configs (session 23), alike
+                        "sweeps/h200-gemm90-nosrc.parquet", "sweeps/h200-graph-gemm90-nosrc.parquet",
                         "sweeps/h200-i8gemm90.parquet",
                         "sweeps/h200-i8nhwc.parquet",
                         # the fp16 choice's problems under 8 µs again, every config of its three families

@@ -47,19 +47,9 @@ device_start() {
 left() { echo $(( DEVICE_BUDGET - ($(date +%s) - DEVICE_T0) )); }
 
 # GEMM90_1X1_BEST: the grid's 11 fastest f16gemm90 configs on the 1x1 layers of ResNet-50 / YOLOv8m-like / U-Net at
-# N = 8, 32, the reference set of the 1x1 experiments (scripts/device_s21_swap.sh, device_s21_pdl.sh,
-# device_s22_sched.sh).
-GEMM90_1X1_BEST=(f16gemm90_t128x128x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-                  f16gemm90_t64x128x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-                  f16gemm90_t128x64x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-                  f16gemm90_t256x64x64_c1x1x1_sauto_kpingpong_etma_ep64x64_tsdefault_a8x8x8_lincomb
-                  f16gemm90_t256x64x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-                  f16gemm90_t256x128x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-                  f16gemm90_t128x256x64_c1x1x1_sauto_kcoop_etmacoop_ep128x64_tsdefault_a8x8x8_lincomb
-                  f16gemm90_t256x96x64_c1x1x1_sauto_kcoop_etmacoop_ep128x96_tsdefault_a8x8x8_lincomb
-                  f16gemm90_t256x128x64_c1x1x1_sauto_kcoop_etmacoop_tsdefault_a8x8x8_lincomb
-                  f16gemm90_t128x256x64_c1x2x1_sauto_kcoop_etmacoop_tsdefault_a8x8x8_lincomb
-                  f16gemm90_t64x256x64_c1x1x1_sauto_kpingpong_etma_tsdefault_a8x8x8_lincomb)
+# N = 8, 32, the reference set of the 1x1 experiments (scripts/device_s21_*.sh, device_s22_sched.sh,
+# device_s23_nosrc.sh): predictor.space.F16_GEMM90_1X1_BEST.
+mapfile -t GEMM90_1X1_BEST < <(python3 -c "from predictor.space import F16_GEMM90_1X1_BEST as b; print(*b, sep=chr(10))")
 
 # sched_patch HEADER: make the (device copy of the) GEMM runtime header take its persistent tile scheduler's
 # rasterisation from the environment at each run: PK_SWIZZLE (max_swizzle_size: 1, 2, 4, 8) and PK_RASTER (0

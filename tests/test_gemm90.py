@@ -156,9 +156,52 @@ def test_a_fixed_epilogue_tile_is_in_the_name_and_the_kernel(fam: Family) -> Non
             "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb"), epi_tile=(64, 64))
     from predictor.export_cpp import _config_row
 
-    assert "true, 128, 64, INT64_C(0)" not in _config_row(auto, 0, False)
-    assert "false, 128, 64, INT64_C(0), false" in _config_row(e, 0, False)
-    assert "false, 0, 0, INT64_C(0), false" in _config_row(auto, 0, False)
+    assert "true, 128, 64, false, INT64_C(0)" not in _config_row(auto, 0, False)
+    assert "false, 128, 64, false, INT64_C(0), false" in _config_row(e, 0, False)
+    assert "false, 0, 0, false, INT64_C(0), false" in _config_row(auto, 0, False)
+
+
+@per_family
+def test_no_source_is_in_the_name_the_table_and_the_kernel(fam: Family) -> None:
+    auto = streamk(fam)
+    ns = dataclasses.replace(auto, no_source=True)
+    assert ns.name == auto.name.replace("_etmacoop_", "_etmacoop_nosrc_") and ns.kernel_name == ns.name
+    assert KernelConfig.from_name(ns.name) == ns and ns != auto
+    assert "no_source" not in auto.to_dict() and ns.to_dict()["no_source"] is True
+    e = dataclasses.replace(ns, epi_tile=(128, 64))  # after the subtile, before the tile scheduler
+    assert "_etmacoop_ep128x64_nosrc_tsstreamk_" in e.name and KernelConfig.from_name(e.name) == e
+    with pytest.raises(ValueError, match="TMA epilogue"):  # the register epilogue keeps its source
+        KernelConfig.sm90(fam, (128, 128, TILE_K[fam]), kernel_schedule=PP,
+                          epilogue_schedule=EpilogueSchedule.NoSmemWarpSpecialized, no_source=True)
+    with pytest.raises(ValueError, match="3.x knobs"):
+        dataclasses.replace(KernelConfig.from_name(
+            "f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb"), no_source=True)
+    from predictor.export_cpp import _config_row
+
+    assert "0, 0, true, INT64_C(0)" in _config_row(ns, 0, False)
+
+
+@needs_cutlass
+def test_no_source_kernels_have_a_void_source_tensor() -> None:
+    from predictor.emit import kernel_source
+
+    auto = pingpong(GEMM)
+    src = kernel_source(dataclasses.replace(auto, no_source=True))
+    assert "void, cutlass::layout::RowMajor, 0," in src and "void, cutlass::layout::RowMajor" not in kernel_source(auto)
+    assert "LinearCombination<\n      cutlass::half_t,\n      float,\n      void," in src
+    conv = KernelConfig.sm90(Family.F16_NHWC_SM90, (128, 128, 64), no_source=True)
+    csrc = kernel_source(conv)  # the conv emitter's alignment of a void C (128 / sizeof_bits) is replaced by 0
+    assert "void, cutlass::layout::TensorNHWC, 0," in csrc and "sizeof_bits_v<void>" not in csrc
+
+
+def test_the_grid_holds_the_source_less_twins_of_the_best_1x1_configs() -> None:
+    from predictor.space import F16_GEMM90_1X1_BEST, family_grid
+
+    names = {c.name for c in family_grid(GEMM)}
+    twins = {c.name for c in family_grid(GEMM) if c.no_source}
+    assert set(F16_GEMM90_1X1_BEST) <= names and len(twins) == len(F16_GEMM90_1X1_BEST) == 11
+    assert twins == {dataclasses.replace(KernelConfig.from_name(n), no_source=True).name for n in F16_GEMM90_1X1_BEST}
+    assert not any(c.no_source for c in family_grid(I8GEMM))
 
 
 @needs_cutlass
@@ -195,6 +238,8 @@ def test_grid_is_the_generators_combinations(fam: Family) -> None:
 
     full = family_grid(fam)
     k = TILE_K[fam]
+    # f16gemm90's source-less twins (session 23 on): each the twin of a grid config (test above)
+    full = [c for c in full if not c.no_source]
     # f16gemm90's fixed epilogue subtiles (session 14 on): one config per GemmGrid.epi_tiles entry, cluster 1x1,
     # automatic stages, persistent scheduler, each the twin of a grid config with the automatic subtile
     epi = [c for c in full if c.epi_tile != (0, 0)]
