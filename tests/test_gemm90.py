@@ -412,10 +412,11 @@ def test_one_gemm_kernel_compiles_and_answers_the_abi(fam: Family, tmp_path: Pat
     from predictor.emit import build_library
 
     sk = streamk(fam)
+    ns = dataclasses.replace(sk, no_source=True)  # ElementC void: refuses beta != 0, the dispatcher's cue to go on
     m = fam.spec.channel_multiple
-    res = build_library([sk], "sm_90", tmp_path, jobs=1, name="t")
+    res = build_library([sk, ns], "sm_90", tmp_path, jobs=2, name="t")
     assert res.errors == {}, res.errors
-    assert res.compiled == [sk.kernel_name] and res.library is not None
+    assert sorted(res.compiled) == sorted([sk.kernel_name, ns.kernel_name]) and res.library is not None
     lib = ctypes.CDLL(str(res.library.resolve()))
     info = getattr(lib, f"pk_info_{sk.kernel_name}")
     info.restype, info.argtypes = ctypes.c_int64, [ctypes.c_int]
@@ -427,10 +428,16 @@ def test_one_gemm_kernel_compiles_and_answers_the_abi(fam: Family, tmp_path: Pat
         ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
         ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_size_t)]
 
-    def query(*vals: int) -> int:
+    def query(*vals: int, fn=run, beta: float = 0.0) -> int:  # type: ignore[no-untyped-def]
         need = ctypes.c_size_t(99)
-        return int(run(ctypes.byref(_Problem(*vals)), None, None, None, None, 1.0, 0.0, None, 0, None, 0, 0, 0,
-                       None, ctypes.byref(need)))
+        return int(fn(ctypes.byref(_Problem(*vals)), None, None, None, None, 1.0, beta, None, 0, None, 0, 0, 0,
+                      None, ctypes.byref(need)))
+
+    run_ns = getattr(lib, f"pk_run_{ns.kernel_name}")
+    run_ns.restype, run_ns.argtypes = run.restype, run.argtypes
+    assert query(8, 56, 56, 256, 64, 1, 1, 56, 56, 0, 0, 1, 1, 1, 1, 1, fn=run_ns) == 0
+    assert query(8, 56, 56, 256, 64, 1, 1, 56, 56, 0, 0, 1, 1, 1, 1, 1, fn=run_ns, beta=1.0) == 1  # no source
+    assert query(8, 56, 56, 256, 64, 1, 1, 56, 56, 0, 0, 1, 1, 1, 1, 1, beta=1.0) == 0
 
     assert query(8, 56, 56, 256, 64, 1, 1, 56, 56, 0, 0, 1, 1, 1, 1, 1) == 0
     assert query(1, 7, 9, 2048, 512 + m, 1, 1, 7, 9, 0, 0, 1, 1, 1, 1, 1) == 0  # N: no whole tiles
