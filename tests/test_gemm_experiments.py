@@ -84,3 +84,17 @@ def test_sched_report_regenerates_from_the_committed_runs() -> None:
                      [runs / f"sched-{n}.parquet" for n in ("default2", "sw2", "sw4", "sw8", "alongm")])
     assert text == (runs / "sched.md").read_text()
     assert "| `sw8` | 704 | 0.850 |" in text and "| `default2` | 704 | 1.002 |" in text
+
+
+def test_nosrc_report_is_regenerated_from_the_committed_runs() -> None:
+    """``scripts/nosrc_pairs.py`` on session 23's runs writes the committed ``nosrc.md``: each source-less config
+    paired with its sourced twin (the same name without ``_nosrc``) on the problems both ran."""
+    runs = ROOT / "sweeps" / "runs" / "s23"
+    paths = [runs / "layers.parquet", runs / "conv.parquet"] + [
+        runs / "grid" / f"raw-{n}.parquet" for n in ("train-graph", "train-eager", "holdout-graph", "holdout-eager")]
+    np_ = script_module("scripts/nosrc_pairs.py")
+    text = np_.report(paths)
+    assert text.split("\n", 3)[3] == (runs / "nosrc.md").read_text().split("\n", 3)[3]  # the command line names paths
+    pairs = np_.pairs(pd.read_parquet(runs / "layers.parquet"))
+    assert len(pairs) == 704 and pairs["twin"].nunique() == 11 and not pairs["twin"].str.contains("_nosrc").any()
+    assert "| `layers.parquet` | 3 | 704 | 1.065 |" in text
