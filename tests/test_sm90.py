@@ -280,7 +280,7 @@ def test_cpp_export_and_dispatcher_carry_sm90(tmp_path: Path) -> None:
     assert ("{128, 128, 64, 128, 128, 64, 64, 128, 16, 0, Swizzle::kIdentity1, IteratorAlgorithm::kOptimized, "
             "StrideSupport::kStrided, SplitKMode::kNoSplit, 1, 8, 8, 8, EpilogueFunctor::kLinearCombination, 2, 1, 1, "
             "KernelSchedule::kImplicitTmaWarpSpecializedSm90, EpilogueSchedule::kTmaWarpSpecialized, "
-            "TileScheduler::kNotApplicable, false, 0, 0, INT64_C(100000), "
+            "TileScheduler::kNotApplicable, false, 0, 0, false, INT64_C(100000), "
             f'false, "{CFG.name}", "{CFG.name}"}},') in text  # sm87_ok is false whatever the model says
     if shutil.which("g++"):
         drv = tmp_path / "drv.cpp"
