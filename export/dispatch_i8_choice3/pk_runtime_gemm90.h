@@ -107,6 +107,8 @@ struct RunnerGemm3x {
                  void* workspace, size_t workspace_bytes, void* stream_ptr, int mode, int iters,
                  int reps, float* times_ms, size_t* ws_needed) {
     if (ws_needed) *ws_needed = 0;
+    // A kernel without a source tensor (KernelConfig.no_source: ElementC void) computes alpha * conv only.
+    if (cute::is_void_v<ElementC> && beta != 0.0f) return PK_CANNOT_IMPLEMENT;
     if (pr->split_k_slices != 1 || !is_gemm(pr)) return PK_CANNOT_IMPLEMENT;
     cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
     // kSwapAB: the GEMM's M is the conv's K and its N the conv's N*H*W (filter as A, activations as B)

@@ -63,6 +63,8 @@ struct Runner3x {
                  void* workspace, size_t workspace_bytes, void* stream_ptr, int mode, int iters,
                  int reps, float* times_ms, size_t* ws_needed) {
     if (ws_needed) *ws_needed = 0;
+    // A kernel without a source tensor (KernelConfig.no_source: ElementC void) computes alpha * conv only.
+    if (cute::is_void_v<ElementC> && beta != 0.0f) return PK_CANNOT_IMPLEMENT;
     if (pr->split_k_slices != 1 || !fits_int(pr)) return PK_CANNOT_IMPLEMENT;
     cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
     // ConvProblemShape for fprop: activation (n, h, w, c), filter (k, r, s, c), both packed
