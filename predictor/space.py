@@ -71,6 +71,8 @@ class Sm90Grid:
                                                          ((128, 128), 3))
     #: Configs added as they are: (tile M x N x K, cluster M, stages; 0: automatic).
     explicit: tuple[tuple[tuple[int, int, int], int, int], ...] = ()
+    #: Configs of the grid (names) whose twin without a source tensor joins it (as ``GemmGrid.no_source``).
+    no_source: tuple[str, ...] = ()
 
 
 #: f16gemm90's fixed epilogue subtiles (session 14): the 8 of ``scripts/gemm_epi_tiles.py``'s 12 that added most,
@@ -92,16 +94,18 @@ F16_GEMM90_1X1_BEST: tuple[str, ...] = tuple(f"f16gemm90_{n}_a8x8x8_lincomb" for
     "t256x128x64_c1x1x1_sauto_kcoop_etmacoop_tsdefault", "t128x256x64_c1x2x1_sauto_kcoop_etmacoop_tsdefault",
     "t64x256x64_c1x1x1_sauto_kpingpong_etma_tsdefault"))
 
-#: f16nhwc90's explicit configs (session 14, ``scripts/conv90_tiles.py``, ``sweeps/runs/s14/conv90.md``): tile K 32,
-#: where a layer of 32 or 96 input channels loads and multiplies zeros at each filter tap with the grid's K 64, and
-#: tiles with N 32 or 96 (layers with 32, 80 or 96 output channels) -- what cuDNN's Hopper conv kernels run on the
-#: layers where we lost most (``..._tilesize256x96x32``, ``128x128x32``).  On the networks' layers they were 1.3-1.7x
-#: faster than the grid on U-Net and YOLO 3x3 layers with 32-96 channels; chosen greedily there, each adding to the
-#: geomean of the best of them and the grid's.
+#: f16nhwc90's explicit configs (session 14, ``sweeps/runs/s14/conv90.md``): tile K 32 and tile N 32 / 96, as cuDNN's
+#: Hopper conv kernels run layers of 32-96 channels (1.3-1.7x faster there; ``docs/cutlass_space.md``).
 F16_NHWC90_EXPLICIT: tuple[tuple[tuple[int, int, int], int, int], ...] = (
     ((256, 96, 32), 2, 0), ((256, 32, 32), 1, 0), ((128, 96, 64), 1, 0), ((64, 96, 64), 1, 0), ((128, 64, 32), 1, 8),
     ((128, 192, 32), 2, 0), ((256, 96, 32), 1, 0), ((128, 192, 32), 1, 0), ((128, 128, 32), 2, 0))
 
+#: f16nhwc90's 12 most frequent winners on its training problems (6 of them on those above 4 GFLOP, where every one of
+#: them wins, session 24): their source-less twins joined the grid (1.037x as fast on networks' layers, session 23).
+F16_NHWC90_NOSRC: tuple[str, ...] = tuple(f"f16nhwc90_{n}_kws_etma_a8x8x8_lincomb" for n in (
+    "t64x256x64_c1x1x1_sauto", "t64x128x64_c1x1x1_s4", "t128x192x64_c1x1x1_sauto", "t128x128x64_c1x2x1_sauto",
+    "t128x128x64_c1x1x1_sauto", "t128x64x64_c1x1x1_s4", "t64x128x64_c1x2x1_sauto", "t64x64x64_c2x1x1_sauto",
+    "t64x64x64_c1x1x1_s4", "t64x64x64_c1x2x1_sauto", "t256x32x32_c1x1x1_sauto", "t128x64x32_c1x1x1_s8"))
 
 #: (tile M, tile N) -> stages, per kernel schedule.
 _Shallow = tuple[tuple[KernelSchedule, tuple[int, int], int], ...]
@@ -215,7 +219,7 @@ GRIDS: dict[Family, Sm80Grid | Sm90Grid | GemmGrid] = {
         keep_tiles=((256, 128, 64), (128, 256, 64), (256, 64, 64), (64, 256, 64), (128, 128, 64), (128, 64, 64),
                     (64, 128, 64), (64, 64, 64), (128, 128, 128), (64, 64, 128)),
     ),
-    Family.F16_NHWC_SM90: Sm90Grid(explicit=F16_NHWC90_EXPLICIT),
+    Family.F16_NHWC_SM90: Sm90Grid(explicit=F16_NHWC90_EXPLICIT, no_source=F16_NHWC90_NOSRC),
     Family.I8_NHWC_SM90: Sm90Grid(),
     # where cuDNN's Hopper kernels beat the first 50 configs (small GEMMs: tiles of N 8-64; N 128-192; N 96 for 80-96
     # output channels, session 13: sweeps/runs/s13/wave.md) and what joined since: docs/cutlass_space.md
@@ -325,16 +329,9 @@ def generator_tiles_3x(family: Family) -> list[tuple[tuple[int, int, int], tuple
     return out
 
 
-#: The SM90 grid (:class:`Sm90Grid`'s defaults).  Tiles: the 16-bit 2-D fprop tiles of ``GenerateSM90_Conv3x`` (its int8 list is
-#: a subset) plus 128x64 (the generator prefers 64x128, but conv layers with few output channels
-#: want the M-major tile).  Every tile is built with clusters 1x1 and 2x1 (the generator's; 2x1
-#: multicasts the filter tile to the two CTAs of a cluster); 1x2 (multicasts the activation tile)
-#: for the tiles up to 128x128 and the two large ones; the register-staged epilogue
-#: (NoSmemWarpSpecialized, what "auto" picks) next to the generator's TMA epilogue for the 1x1
-#: tiles up to 128x128 and the two large ones; explicit shallower pipelines for the small tiles so
-#: that two or three CTAs share an SM (with automatic stages every tile fills the SM's shared memory
-#: and runs one CTA per SM).  Kernel schedule: the warp-specialized implicit-GEMM schedule, the only
-#: one CUTLASS 4.2 has for conv.  Every config of both grids compiles (nvcc 13.0, CUTLASS 4.2).
+#: The SM90 grid (:class:`Sm90Grid`'s defaults): the 16-bit 2-D fprop tiles of ``GenerateSM90_Conv3x`` plus 128x64,
+#: clusters 1x1 / 2x1 (and 1x2), TMA or register epilogue, automatic or shallower pipelines; the warp-specialized
+#: implicit-GEMM schedule is the only one CUTLASS 4.2 has for conv.  Why each knob: ``docs/cutlass_space.md``.
 
 
 #: (tile, cluster, kernel schedule, epilogue schedule, tile scheduler) of a GEMM kernel.
@@ -435,11 +432,14 @@ def gemm_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
         add(mn, ks, tmacoop if ks is coop else tma, stages=st)
     for ks, mn, epi in knobs.epi_tiles:
         add(mn, ks, tmacoop if ks is coop else tma, epi_tile=epi)
-    missing = [n for n in knobs.no_source if n not in cfgs]
-    if missing:
-        raise ValueError(f"{family.value}: GemmGrid.no_source names configs outside the grid: {missing}")
-    for n in knobs.no_source:
-        c = replace(cfgs[n], no_source=True)
+    return _with_twins(family, cfgs, knobs.no_source)
+
+
+def _with_twins(family: Family, cfgs: dict[str, KernelConfig], names: Sequence[str]) -> list[KernelConfig]:
+    """The grid ``cfgs`` plus the source-less twins (``KernelConfig.no_source``) of its configs ``names``, sorted."""
+    if missing := [n for n in names if n not in cfgs]:
+        raise ValueError(f"{family.value}: the grid's no_source names configs outside the grid: {missing}")
+    for c in (replace(cfgs[n], no_source=True) for n in names):
         cfgs.setdefault(c.name, c)
     return sorted(cfgs.values(), key=lambda c: c.name)
 
@@ -490,7 +490,7 @@ def sm90_grid(family: Family, arch_limit: str = "sm_90") -> list[KernelConfig]:
         add(mn, stages=st)
     for tb, cm, st in knobs.explicit:
         add(tb, (cm, 1, 1), st, k=tb[2])
-    return sorted(cfgs.values(), key=lambda c: c.name)
+    return _with_twins(family, cfgs, knobs.no_source)
 
 
 def _cfg(family: Family, tb, warp_count, stages, swizzle=Swizzle.Identity1,

@@ -380,13 +380,13 @@ SHIPPED_RUNS = (
                         "sweeps/h200-gemm90-nosrc.parquet", "sweeps/h200-graph-gemm90-nosrc.parquet",
                         "sweeps/h200-i8gemm90.parquet",
                         "sweeps/h200-i8nhwc.parquet",
-                        # the fp16 choice's problems under 8 µs again, every config of its three families
-                        # timed as graph replays (timing method 3), which label them alone
-                        # (portfolio.one_method_per_problem)
+                        # the fp16 choice's problems under 8 µs again, every config of its three families timed as
+                        # graph replays (timing method 3), which label them alone (portfolio.one_method_per_problem)
                         "sweeps/h200-graph-f16.parquet",
-                        # f16nhwc90's 9 explicit configs (tile K 32, tile N 32 / 96; session 14): eager batches on
-                        # its eager-labelled problems, graph batches on the graph-labelled ones
-                        "sweeps/h200-sm90-k32.parquet", "sweeps/h200-graph-sm90-k32.parquet"),
+                        # f16nhwc90's 9 explicit configs (tile K 32, tile N 32 / 96; session 14) and the source-less
+                        # twins of 12 (session 24): eager on its eager-labelled problems, graph on the others
+                        "sweeps/h200-sm90-k32.parquet", "sweeps/h200-graph-sm90-k32.parquet",
+                        "sweeps/h200-sm90-nosrc.parquet", "sweeps/h200-graph-sm90-nosrc.parquet"),
                choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90",
                         "i8nhwc+i8nhwc90+i8gemm90"),
                # each kind is what leave-network-group-out chose (reports/lono/<run>/; the kinds it replaced, and

@@ -129,7 +129,10 @@ def test_sm90_grid(family: Family) -> None:
     full = family_grid(family)
     explicit = [KernelConfig.sm90(family, tb, (cm, 1, 1), st) for tb, cm, st in grid_spec(family).explicit]
     assert set(explicit) <= set(full)
-    grid = [c for c in full if c not in explicit]  # the knobs' grid around the generator's tiles
+    twins = [c for c in full if c.no_source]  # source-less twins of named configs (Sm90Grid.no_source)
+    assert sorted(dataclasses.replace(c, no_source=False).name for c in twins) == sorted(grid_spec(family).no_source)
+    assert all(c.epilogue_schedule is EpilogueSchedule.TmaWarpSpecialized for c in twins)
+    grid = [c for c in full if c not in explicit and not c.no_source]  # the knobs' grid around the generator's tiles
     assert 24 <= len(grid) <= 40
     tile_k = 4 * FAMILY_SPECS[family].instruction_shape[2]
     assert {c.tb[2] for c in grid} == {tile_k}
@@ -148,7 +151,8 @@ def test_sm90_grid(family: Family) -> None:
     # the same knobs for both SM90 families
     f16_explicit = {KernelConfig.sm90(SM90, tb, (cm, 1, 1), st) for tb, cm, st in grid_spec(SM90).explicit}
     assert len(f16_explicit) == 9
-    f16 = {(c.tb[:2], c.cluster, c.stages, c.epilogue_schedule) for c in family_grid(SM90) if c not in f16_explicit}
+    f16 = {(c.tb[:2], c.cluster, c.stages, c.epilogue_schedule) for c in family_grid(SM90) if c not in f16_explicit
+           and not c.no_source}
     assert {(c.tb[:2], c.cluster, c.stages, c.epilogue_schedule) for c in grid} == f16
     if family is SM90:
         assert CFG in grid and SMALL in grid
