@@ -98,3 +98,12 @@ def test_nosrc_report_is_regenerated_from_the_committed_runs() -> None:
     pairs = np_.pairs(pd.read_parquet(runs / "layers.parquet"))
     assert len(pairs) == 704 and pairs["twin"].nunique() == 11 and not pairs["twin"].str.contains("_nosrc").any()
     assert "| `layers.parquet` | 3 | 704 | 1.065 |" in text
+
+
+def test_conv_nosrc_report_is_regenerated_from_the_committed_runs() -> None:
+    """Session 24's report: f16nhwc90's 12 source-less twins against their sourced configs on its four problem sets."""
+    runs = ROOT / "sweeps" / "runs" / "s24"
+    paths = [runs / "grid" / f"raw-{n}.parquet" for n in ("train-graph", "train-eager", "holdout-graph", "holdout-eager")]
+    text = script_module("scripts/nosrc_pairs.py").report(paths)
+    assert text.split("\n", 3)[3] == (runs / "nosrc.md").read_text().split("\n", 3)[3]
+    assert "| `raw-train-graph.parquet` | 3 | 19056 | 1.050 |" in text
