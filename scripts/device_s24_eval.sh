@@ -11,7 +11,7 @@
 set -uo pipefail
 out=${1:?usage: device_s24_eval.sh OUTDIR}
 source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
-device_start "$out" 565
+device_start "$out" 430
 b=/tmp/bench; mkdir -p $b
 F=f16nhwc+f16nhwc90+f16gemm90
 L=build/s24/h200_choice3_sm_90a.so
