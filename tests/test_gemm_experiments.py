@@ -86,24 +86,27 @@ def test_sched_report_regenerates_from_the_committed_runs() -> None:
     assert "| `sw8` | 704 | 0.850 |" in text and "| `default2` | 704 | 1.002 |" in text
 
 
+def _nosrc_report(session: str, *extra: str) -> tuple[Path, str]:
+    """``scripts/nosrc_pairs.py`` on a session's runs (``extra`` files, then its four grid sets); checks the text
+    against the committed ``nosrc.md`` below its command line (which names paths)."""
+    runs = ROOT / "sweeps" / "runs" / session
+    paths = [runs / e for e in extra] + [
+        runs / "grid" / f"raw-{n}.parquet" for n in ("train-graph", "train-eager", "holdout-graph", "holdout-eager")]
+    text = script_module("scripts/nosrc_pairs.py").report(paths)
+    assert text.split("\n", 3)[3] == (runs / "nosrc.md").read_text().split("\n", 3)[3]
+    return runs, text
+
+
 def test_nosrc_report_is_regenerated_from_the_committed_runs() -> None:
     """``scripts/nosrc_pairs.py`` on session 23's runs writes the committed ``nosrc.md``: each source-less config
     paired with its sourced twin (the same name without ``_nosrc``) on the problems both ran."""
-    runs = ROOT / "sweeps" / "runs" / "s23"
-    paths = [runs / "layers.parquet", runs / "conv.parquet"] + [
-        runs / "grid" / f"raw-{n}.parquet" for n in ("train-graph", "train-eager", "holdout-graph", "holdout-eager")]
-    np_ = script_module("scripts/nosrc_pairs.py")
-    text = np_.report(paths)
-    assert text.split("\n", 3)[3] == (runs / "nosrc.md").read_text().split("\n", 3)[3]  # the command line names paths
-    pairs = np_.pairs(pd.read_parquet(runs / "layers.parquet"))
+    runs, text = _nosrc_report("s23", "layers.parquet", "conv.parquet")
+    pairs = script_module("scripts/nosrc_pairs.py").pairs(pd.read_parquet(runs / "layers.parquet"))
     assert len(pairs) == 704 and pairs["twin"].nunique() == 11 and not pairs["twin"].str.contains("_nosrc").any()
     assert "| `layers.parquet` | 3 | 704 | 1.065 |" in text
 
 
 def test_conv_nosrc_report_is_regenerated_from_the_committed_runs() -> None:
     """Session 24's report: f16nhwc90's 12 source-less twins against their sourced configs on its four problem sets."""
-    runs = ROOT / "sweeps" / "runs" / "s24"
-    paths = [runs / "grid" / f"raw-{n}.parquet" for n in ("train-graph", "train-eager", "holdout-graph", "holdout-eager")]
-    text = script_module("scripts/nosrc_pairs.py").report(paths)
-    assert text.split("\n", 3)[3] == (runs / "nosrc.md").read_text().split("\n", 3)[3]
+    _, text = _nosrc_report("s24")
     assert "| `raw-train-graph.parquet` | 3 | 19056 | 1.050 |" in text

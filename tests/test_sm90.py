@@ -176,6 +176,18 @@ def test_family_spec_targets() -> None:
 
 
 @needs_cutlass
+def test_grid_refuses_twins_of_configs_outside_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``no_source`` name the grid does not hold is a one-line ValueError naming it, for both kinds of SM90 grid."""
+    from predictor import space
+
+    for fam, make in ((SM90, space.sm90_grid), (Family.F16_GEMM_SM90, space.gemm_grid)):
+        bad = dataclasses.replace(space.GRIDS[fam], no_source=("f16nhwc90_t8x8x8_nope",))
+        monkeypatch.setitem(space.GRIDS, fam, bad)
+        with pytest.raises(ValueError, match=f"{fam.value}: .*no_source.*f16nhwc90_t8x8x8_nope"):
+            make(fam)
+
+
+@needs_cutlass
 def test_family_refuses_sm87(tmp_path: Path) -> None:
     from predictor.emit import build_library
 
