@@ -46,6 +46,19 @@ device_start() {
 }
 left() { echo $(( DEVICE_BUDGET - ($(date +%s) - DEVICE_T0) )); }
 
+# collect_run NAME LIMIT OUTFILE ARGS...: one collector run (`python3 -m predictor.collect --quiet ARGS`, all
+# cores) into OUTFILE, stopping within LIMIT seconds or the call's time left less 15 s (resumable: its parts in
+# /tmp/NAME.parts); log /tmp/logs/NAME.log; prints how it ended.  Needs device_start.
+collect_run() {
+  local name=$1 lim=$2 outfile=$3; shift 3
+  local l; l=$(left); [ "$lim" -gt $(( l - 15 )) ] && lim=$(( l - 15 ))
+  if [ "$lim" -lt 20 ]; then echo "$name: no time left"; return 0; fi
+  echo "$name start $(date +%T), limit $lim s"
+  timeout $(( lim + 10 )) python3 -m predictor.collect --quiet "$@" --jobs "$(nproc)" --out "$outfile" \
+    --parts "/tmp/$name.parts" --time-limit "$lim" > "/tmp/logs/$name.log" 2>&1
+  echo "$name exit $? at $(date +%T)"; grep -v "nvcc sm_90\|cannot run" "/tmp/logs/$name.log" | tail -2
+}
+
 # GEMM90_1X1_BEST: the grid's 11 fastest f16gemm90 configs on the 1x1 layers of ResNet-50 / YOLOv8m-like / U-Net at
 # N = 8, 32, the reference set of the 1x1 experiments (scripts/device_s21_*.sh, device_s22_sched.sh,
 # device_s23_nosrc.sh): predictor.space.F16_GEMM90_1X1_BEST.
