@@ -35,13 +35,15 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
   sweeps/h200-sm90-k32.parquet sweeps/h200-graph-sm90-k32.parquet \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200
 python -m predictor.lono sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet sweeps/h200-graph-f16.parquet \
-  sweeps/h200-sm90-k32.parquet sweeps/h200-graph-sm90-k32.parquet --family f16nhwc90 \
+  sweeps/h200-sm90-k32.parquet sweeps/h200-graph-sm90-k32.parquet sweeps/h200-sm90-nosrc.parquet \
+  sweeps/h200-graph-sm90-nosrc.parquet --family f16nhwc90 \
   --groups 6 --kind dense --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc90
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet --family i8nc32 \
   --groups 6 --kind dense --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nc32
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-graph-f16.parquet --family f16nhwc \
   --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc
-python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet --family i8nhwc90 \
+python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-graph-i8.parquet \
+  --family i8nhwc90 \
   --groups 6 --kind dense --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc90
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm16.parquet \
   sweeps/h200-sm16-nets.parquet sweeps/h200-sm32.parquet sweeps/h200-sm32-f16nhwc.parquet --target sm_87 \
@@ -51,19 +53,21 @@ python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm16-i8nhwc.parq
   --out reports/lono/h200-sm87-i8nhwc
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
   sweeps/h200-sm90-nets.parquet sweeps/h200-graph-f16.parquet sweeps/h200-sm90-k32.parquet \
-  sweeps/h200-graph-sm90-k32.parquet --family f16nhwc+f16nhwc90 \
+  sweeps/h200-graph-sm90-k32.parquet sweeps/h200-sm90-nosrc.parquet sweeps/h200-graph-sm90-nosrc.parquet \
+  --family f16nhwc+f16nhwc90 \
   --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-choice
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
   sweeps/h200-sm90-nets.parquet sweeps/h200-gemm90.parquet sweeps/h200-gemm90-small.parquet sweeps/h200-gemm90-swap.parquet \
   sweeps/h200-gemm90-wave.parquet sweeps/h200-graph-gemm90-wave.parquet sweeps/h200-gemm90-epi.parquet \
-  sweeps/h200-graph-gemm90-epi.parquet \
+  sweeps/h200-graph-gemm90-epi.parquet sweeps/h200-gemm90-nosrc.parquet sweeps/h200-graph-gemm90-nosrc.parquet \
   sweeps/h200-graph-f16.parquet sweeps/h200-sm90-k32.parquet sweeps/h200-graph-sm90-k32.parquet \
+  sweeps/h200-sm90-nosrc.parquet sweeps/h200-graph-sm90-nosrc.parquet \
   --family f16nhwc+f16nhwc90+f16gemm90 \
   --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-choice3
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-i8gemm90.parquet \
-  --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice
-python -m predictor.lono sweeps/h200-i8nhwc.parquet --family i8nhwc \
+  sweeps/h200-graph-i8.parquet --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice
+python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-graph-i8.parquet --family i8nhwc \
   --groups 6 --kind dense --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
-  sweeps/h200-i8gemm90.parquet --family i8nhwc+i8nhwc90+i8gemm90 \
+  sweeps/h200-i8gemm90.parquet sweeps/h200-graph-i8.parquet --family i8nhwc+i8nhwc90+i8gemm90 \
   --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8choice3
