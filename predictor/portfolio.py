@@ -91,6 +91,15 @@ def effective_times(df: pd.DataFrame) -> pd.Series:
     return df["retime_us"].where(use_retime, df["time_us"]).astype(float)
 
 
+def _tensor_group(family: str) -> str:
+    """The tensors a family's kernels read and write (families of one group may share a model), or the family's
+    own name for one this package does not know."""
+    try:
+        return "/".join(Family(family).spec.tensors)
+    except ValueError:
+        return family
+
+
 def one_method_per_problem(df: pd.DataFrame) -> pd.DataFrame:
     """The rows of each problem (``shape_key``, ``sms``) timed one way (``predictor.timing.METHOD_MODE`` of
     ``timing_method``: eager stream launches or graph replays): the way that measured the most of its
@@ -104,10 +113,12 @@ def one_method_per_problem(df: pd.DataFrame) -> pd.DataFrame:
     graph = (df["timing_method"].fillna(1).astype(int).map(timing.METHOD_MODE) == timing.GRAPH).astype(int)
     if graph.nunique() < 2:
         return df
-    # only the families that have graph rows compete (an int8 family's rows of the same shape do not)
-    mine = df["family"].isin(set(df.loc[graph == 1, "family"])).to_numpy()
-    keys = ["shape_key", "sms"] if "sms" in df.columns else ["shape_key"]
-    part = df[mine].assign(_m=graph[mine])  # a config's name holds its family: configs count across families
+    # families compete within their tensor group (those a choice may join: an int8 family's rows of the same
+    # shape never decide an fp16 one's), every family of a group that has graph rows, re-swept or not
+    group = df["family"].astype(str).map(_tensor_group)
+    mine = group.isin(set(group[graph == 1])).to_numpy()
+    keys = ["shape_key", "sms", "_g"] if "sms" in df.columns else ["shape_key", "_g"]
+    part = df[mine].assign(_m=graph[mine], _g=group[mine])  # a config's name holds its family: configs count across families
     cover = (part.groupby([*keys, "_m"], observed=True)["config"].nunique()
              .rename("_n").reset_index().sort_values([*keys, "_n", "_m"], kind="stable")
              .drop_duplicates(keys, keep="last"))

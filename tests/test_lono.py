@@ -14,7 +14,8 @@ from predictor.features import ARGS, FEATURE_NAMES, LIMITS, compute
 from predictor.fitting import KINDS, TEACHER_KINDS, base_keys, fit_model, regret_matrix
 from predictor.lono import Settings, evaluate_family, evaluate_network, lono_split, main, networks
 from predictor.portfolio import effective_times, eligible_rows, family_table, one_method_per_problem
-from predictor.schema import file_sha256, write_sweep
+from predictor.schema import file_sha256, read_sweep, write_sweep
+from predictor.train import SHIPPED_RUNS
 from predictor.tree_ir import TreeIR
 
 FAM = Family("i8nc32")
@@ -212,6 +213,51 @@ def test_each_problem_is_labelled_by_one_timing_method() -> None:
     assert len(kept) == 3 + 3 + 3 + 1 + 3
     ok = df.assign(status="ok", verified=True, retime_us=np.nan)
     assert sorted(eligible_rows(ok).groupby("shape_key")["t_eff"].min().tolist()) == [9.0, 10.0, 10.0, 10.0]
+
+
+def test_a_choice_is_labelled_by_one_timing_method_across_its_families() -> None:
+    """Families with the same tensors (a choice's members) are one problem's competitors: graph rows of one
+    member alone do not outvote the eager rows of all of them (its graph time would be compared with the others'
+    eager times); a family of other tensors never decides."""
+    rows = []
+    for key, graph_fams in (("one", ("i8nhwc",)), ("all", ("i8nhwc", "i8nhwc90"))):
+        for fam, cfgs in (("i8nhwc", "abc"), ("i8nhwc90", "uv")):
+            rows += [dict(shape_key=key, sms=132, family=fam, config=fam + c, timing_method=2) for c in cfgs]
+            rows += [dict(shape_key=key, sms=132, family=fam, config=fam + c, timing_method=3)
+                     for c in cfgs if fam in graph_fams]
+    rows += [dict(shape_key="one", sms=132, family="f16nhwc", config=c, timing_method=2) for c in "pqrstuvwxyz"]
+    df = pd.DataFrame(rows)
+    methods = lambda d: d.groupby(["shape_key", "family"])["timing_method"].agg(  # noqa: E731
+        lambda m: sorted(set(m))).to_dict()
+    assert methods(one_method_per_problem(df)) == {
+        ("all", "i8nhwc"): [3], ("all", "i8nhwc90"): [3], ("one", "i8nhwc"): [2], ("one", "i8nhwc90"): [2],
+        ("one", "f16nhwc"): [2]}
+    # the same where the other member was never graph-timed at all (the held-out layers of session 25)
+    assert methods(one_method_per_problem(df[df["shape_key"] == "one"])) == {
+        ("one", "i8nhwc"): [2], ("one", "i8nhwc90"): [2], ("one", "f16nhwc"): [2]}
+    alone = one_method_per_problem(df[(df["family"] == "i8nhwc")])  # its own model: a tie on "one", graph
+    assert set(alone["timing_method"]) == {3}
+
+
+def test_shipped_int8_graph_sweep_labels_its_problems_alone() -> None:
+    """Every problem of the int8 graph re-sweep (session 25) is labelled by its graph rows alone, in every family
+    of the int8 NHWC choice that implements it, once the h200 run's sweeps are read together: the re-sweep timed
+    every config of the three families, so no label compares graph with eager times."""
+    root = Path(__file__).resolve().parent.parent
+    fams = ["i8nhwc", "i8nhwc90", "i8gemm90"]
+    frames = [read_sweep(root / f) for f in SHIPPED_RUNS[0].sweeps]
+    df = pd.concat([f[f["family"].isin(fams)] for f in frames], ignore_index=True)
+    graph = set(read_sweep(root / "sweeps/h200-graph-i8.parquet")["shape_key"])
+    kept = one_method_per_problem(df)
+    kept = kept[kept["shape_key"].isin(graph)]
+    assert len(graph) == 650 and kept["timing_method"].unique().tolist() == [3]
+    per_family = kept.groupby("shape_key")["family"].nunique()
+    assert len(per_family) == 650 and per_family.min() >= 2  # both conv families, the GEMM one on 1x1 problems
+    # the graph rows hold every family the eager rows of the same problem hold (some more: the eager sweeps of
+    # the three families drew different problems)
+    eager = df[df["shape_key"].isin(graph) & (df["timing_method"] != 3)].groupby("shape_key")["family"].agg(set)
+    timed = kept.groupby("shape_key")["family"].agg(set)
+    assert all(e <= timed[k] for k, e in eager.items())
 
 
 def test_cli_report(data, tmp_path: Path) -> None:
