@@ -115,10 +115,12 @@ def one_method_per_problem(df: pd.DataFrame) -> pd.DataFrame:
         return df
     # families compete within their tensor group (those a choice may join: an int8 family's rows of the same
     # shape never decide an fp16 one's), every family of a group that has graph rows, re-swept or not
-    group = df["family"].astype(str).map(_tensor_group)
+    family = df["family"].astype(str)
+    group = family.map({f: _tensor_group(f) for f in family.unique()})  # once per family, not per row
     mine = group.isin(set(group[graph == 1])).to_numpy()
     keys = ["shape_key", "sms", "_g"] if "sms" in df.columns else ["shape_key", "_g"]
-    part = df[mine].assign(_m=graph[mine], _g=group[mine])  # a config's name holds its family: configs count across families
+    # a config's name holds its family: configs count across the families of a group
+    part = df[mine].assign(_m=graph[mine], _g=group[mine])
     cover = (part.groupby([*keys, "_m"], observed=True)["config"].nunique()
              .rename("_n").reset_index().sort_values([*keys, "_n", "_m"], kind="stable")
              .drop_duplicates(keys, keep="last"))
