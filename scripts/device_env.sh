@@ -48,14 +48,17 @@ left() { echo $(( DEVICE_BUDGET - ($(date +%s) - DEVICE_T0) )); }
 
 # collect_run NAME LIMIT OUTFILE ARGS...: one collector run (`python3 -m predictor.collect --quiet ARGS`, all
 # cores) into OUTFILE, stopping within LIMIT seconds or the call's time left less 15 s (resumable: its parts in
-# /tmp/NAME.parts); log /tmp/logs/NAME.log; prints how it ended.  Needs device_start.
+# build/parts/NAME, which a warm machine keeps for the next call); log /tmp/logs/NAME.log; prints how it ended.
+# The collector's --time-limit is checked between problems, so a build may run past LIMIT: only the call's time
+# left (less 10 s) kills it, and a build that finished is cached (build dir) for the next run.  Needs device_start.
 collect_run() {
   local name=$1 lim=$2 outfile=$3; shift 3
   local l; l=$(left); [ "$lim" -gt $(( l - 15 )) ] && lim=$(( l - 15 ))
   if [ "$lim" -lt 20 ]; then echo "$name: no time left"; return 0; fi
   echo "$name start $(date +%T), limit $lim s"
-  timeout $(( lim + 10 )) python3 -m predictor.collect --quiet "$@" --jobs "$(nproc)" --out "$outfile" \
-    --parts "/tmp/$name.parts" --time-limit "$lim" > "/tmp/logs/$name.log" 2>&1
+  mkdir -p build/parts
+  timeout $(( $(left) - 10 )) python3 -m predictor.collect --quiet "$@" --jobs "$(nproc)" --out "$outfile" \
+    --parts "build/parts/$name" --time-limit "$lim" > "/tmp/logs/$name.log" 2>&1
   echo "$name exit $? at $(date +%T)"; grep -v "nvcc sm_90\|cannot run" "/tmp/logs/$name.log" | tail -2
 }
 
