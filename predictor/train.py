@@ -379,7 +379,9 @@ SHIPPED_RUNS = (
                         # and the source-less twins of its 11 best 1x1 configs (session 23), alike
                         "sweeps/h200-gemm90-nosrc.parquet", "sweeps/h200-graph-gemm90-nosrc.parquet",
                         "sweeps/h200-i8gemm90.parquet", "sweeps/h200-i8nhwc.parquet",
-                        "sweeps/h200-graph-i8.parquet",  # int8 choice, 650 problems as graph replays (session 25)
+                        # the int8 choice's training problems under 10 us as graph replays, every config of its
+                        # three families: the 650 under 5.1 us (session 25), the other 768 (session 26)
+                        "sweeps/h200-graph-i8.parquet", "sweeps/h200-graph-i8-rest.parquet",
                         # the fp16 choice's problems under 8 µs again, every config of its three families timed as
                         # graph replays (timing method 3), which label them alone (portfolio.one_method_per_problem)
                         "sweeps/h200-graph-f16.parquet",

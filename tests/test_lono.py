@@ -239,20 +239,23 @@ def test_a_choice_is_labelled_by_one_timing_method_across_its_families() -> None
     assert set(alone["timing_method"]) == {3}
 
 
-def test_shipped_int8_graph_sweep_labels_its_problems_alone() -> None:
-    """Every problem of the int8 graph re-sweep (session 25) is labelled by its graph rows alone, in every family
-    of the int8 NHWC choice that implements it, once the h200 run's sweeps are read together: the re-sweep timed
-    every config of the three families, so no label compares graph with eager times."""
+@pytest.mark.parametrize("graph_file, n_problems", [("sweeps/h200-graph-i8.parquet", 650),
+                                                     ("sweeps/h200-graph-i8-rest.parquet", 768)])
+def test_shipped_int8_graph_sweep_labels_its_problems_alone(graph_file: str, n_problems: int) -> None:
+    """Every problem of the int8 graph re-sweeps (sessions 25 and 26) is labelled by its graph rows alone, in every
+    family of the int8 NHWC choice that implements it, once the h200 run's sweeps are read together: the re-sweeps
+    timed every config of the three families, so no label compares graph with eager times."""
     root = Path(__file__).resolve().parent.parent
     fams = ["i8nhwc", "i8nhwc90", "i8gemm90"]
+    assert graph_file in SHIPPED_RUNS[0].sweeps
     frames = [read_sweep(root / f) for f in SHIPPED_RUNS[0].sweeps]
     df = pd.concat([f[f["family"].isin(fams)] for f in frames], ignore_index=True)
-    graph = set(read_sweep(root / "sweeps/h200-graph-i8.parquet")["shape_key"])
+    graph = set(read_sweep(root / graph_file)["shape_key"])
     kept = one_method_per_problem(df)
     kept = kept[kept["shape_key"].isin(graph)]
-    assert len(graph) == 650 and kept["timing_method"].unique().tolist() == [3]
+    assert len(graph) == n_problems and kept["timing_method"].unique().tolist() == [3]
     per_family = kept.groupby("shape_key")["family"].nunique()
-    assert len(per_family) == 650 and per_family.min() >= 2  # both conv families, the GEMM one on 1x1 problems
+    assert len(per_family) == n_problems and per_family.min() >= 2  # both conv families, GEMM on 1x1 problems
     # the graph rows hold every family the eager rows of the same problem hold (some more: the eager sweeps of
     # the three families drew different problems)
     eager = df[df["shape_key"].isin(graph) & (df["timing_method"] != 3)].groupby("shape_key")["family"].agg(set)
