@@ -13,7 +13,9 @@
 #                            repick trees they replaced
 #   reports/lono/h200-sm87  the Orin-sized models (--target sm_87): whole GPU + 16/32-SM partitions
 #   reports/lono/h200-sm87-i8nhwc the Orin-sized i8nhwc model (whole GPU + 16/32-SM partitions), as shipped (distill)
-#   reports/lono/h200-choice the fp16 choice f16nhwc+f16nhwc90 (problems measured in both families)
+#   reports/lono/h200-choice the fp16 choice f16nhwc+f16nhwc90 (problems measured in both families), as shipped
+#                            (kind cost since session 26, portfolio up to 24; the repick tree:
+#                            reports/lono/experiments/h200-choice-repick)
 #   reports/lono/h200-choice3 the fp16 choice with the GEMM family, f16nhwc+f16nhwc90+f16gemm90 (two models
 #                            routed by the pointwise feature: the GEMM kernels only on 1x1/stride-1/pad-0 layers),
 #                            as shipped (kind cost since session 15, portfolio up to 24; the distill tree:
@@ -55,7 +57,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
   sweeps/h200-sm90-nets.parquet sweeps/h200-graph-f16.parquet sweeps/h200-sm90-k32.parquet \
   sweeps/h200-graph-sm90-k32.parquet sweeps/h200-sm90-nosrc.parquet sweeps/h200-graph-sm90-nosrc.parquet \
   --family f16nhwc+f16nhwc90 \
-  --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-choice
+  --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-choice
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
   sweeps/h200-sm90-nets.parquet sweeps/h200-gemm90.parquet sweeps/h200-gemm90-small.parquet sweeps/h200-gemm90-swap.parquet \
   sweeps/h200-gemm90-wave.parquet sweeps/h200-graph-gemm90-wave.parquet sweeps/h200-gemm90-epi.parquet \

@@ -240,9 +240,10 @@ def test_a_choice_is_labelled_by_one_timing_method_across_its_families() -> None
 
 
 @pytest.mark.parametrize("graph_file, n_problems", [("sweeps/h200-graph-i8.parquet", 650),
-                                                     ("sweeps/h200-graph-i8-rest.parquet", 768)])
+                                                     ("sweeps/h200-graph-i8-rest.parquet", 768),
+                                                     ("sweeps/h200-graph-i8-30us.parquet", 443)])
 def test_shipped_int8_graph_sweep_labels_its_problems_alone(graph_file: str, n_problems: int) -> None:
-    """Every problem of the int8 graph re-sweeps (sessions 25 and 26) is labelled by its graph rows alone, in every
+    """Every problem of the int8 graph re-sweeps (sessions 25 and 26: under 5.1, 10 and 30 us) is labelled by its graph rows alone, in every
     family of the int8 NHWC choice that implements it, once the h200 run's sweeps are read together: the re-sweeps
     timed every config of the three families, so no label compares graph with eager times."""
     root = Path(__file__).resolve().parent.parent
