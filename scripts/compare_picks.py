@@ -44,16 +44,16 @@ def ratio_row(name: str, slow: pd.DataFrame, fast: pd.DataFrame) -> str:
 
 
 def main() -> int:
-    sm90 = lono("reports/lono/h200/layers.csv", "f16nhwc90")
+    sm90 = lono("reports/lono/h200-f16nhwc90/layers.csv")
     choice = lono("reports/lono/h200-choice/layers.csv")
     choice3 = lono("reports/lono/h200-choice3/layers.csv")
-    i8sm90 = lono("reports/lono/h200/layers.csv", "i8nhwc90")
+    i8sm90 = lono("reports/lono/h200-i8nhwc90/layers.csv")
     i8sm80 = lono("reports/lono/h200-i8nhwc/layers.csv")
     i8choice = lono("reports/lono/h200-i8choice/layers.csv")
     i8choice3 = lono("reports/lono/h200-i8choice3/layers.csv")
     lines = ["# Pick speed of one model over another, same layers", "",
              f"- command: `python scripts/compare_picks.py` ({dt.date.today().isoformat()})",
-             "- inputs: reports/lono/{h200,h200-choice,h200-choice3,h200-i8nhwc,h200-i8choice,h200-i8choice3}/layers.csv (leave-network-group-out picks, "
+             "- inputs: reports/lono/{h200-f16nhwc90,h200-i8nhwc90,h200-choice,h200-choice3,h200-i8nhwc,h200-i8choice,h200-i8choice3}/layers.csv (leave-network-group-out picks, "
              "times measured on an NVIDIA H200 in the sweeps those reports name); "
              "bench/vendor_layers/h200-gemm-best-shard0.csv (CUDA-graph timed on an NVIDIA H200)",
              "- cells: layers: geomean of (time of the first model's pick / time of the second's); > 1: the "

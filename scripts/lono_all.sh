@@ -44,7 +44,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet --family i
   --groups 6 --kind dense --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nc32
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-graph-f16.parquet --family f16nhwc \
   --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc
-python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-graph-i8.parquet \
+python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet \
   --family i8nhwc90 \
   --groups 6 --kind dense --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc90
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm16.parquet \
@@ -67,9 +67,9 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
   --family f16nhwc+f16nhwc90+f16gemm90 \
   --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-choice3
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-i8gemm90.parquet \
-  sweeps/h200-graph-i8.parquet --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice
-python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-graph-i8.parquet --family i8nhwc \
+  sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice
+python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc \
   --groups 6 --kind dense --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
-  sweeps/h200-i8gemm90.parquet sweeps/h200-graph-i8.parquet --family i8nhwc+i8nhwc90+i8gemm90 \
+  sweeps/h200-i8gemm90.parquet sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc+i8nhwc90+i8gemm90 \
   --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8choice3

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
              + " ".join(shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:])), "",
              f"{len(m)} rows of `{a.new}` whose (network, layer) `{a.old}` also holds; score = the row's fastest "
              "time / the pick's time, both picks timed in the table the new run scored against.", "",
-             "| rows | count | new picks: geomean / P10 / worst | old picks | new / old pick time, geomean |",
+             "| rows | count | new picks: geomean / P10 / worst | old picks | old / new pick time, geomean (> 1: new faster) |",
              "|---|---|---|---|---|"]
     for name, d in (("all", m), (f"> {BIG_GFLOP:g} GFLOP", m[m["gflop"] > BIG_GFLOP]),
                     ("label under 10 µs", m[m["fastest_us"] < 10])):
