@@ -379,11 +379,8 @@ SHIPPED_RUNS = (
                         # and the source-less twins of its 11 best 1x1 configs (session 23), alike
                         "sweeps/h200-gemm90-nosrc.parquet", "sweeps/h200-graph-gemm90-nosrc.parquet",
                         "sweeps/h200-i8gemm90.parquet", "sweeps/h200-i8nhwc.parquet",
-                        # the int8 choice's training problems under 30 us as graph replays, every config of its
-                        # three families: the 650 under 5.1 us (session 25), the other 768 under 10 us and the
-                        # 443 of 10-30 us (session 26)
-                        "sweeps/h200-graph-i8.parquet", "sweeps/h200-graph-i8-rest.parquet",
-                        "sweeps/h200-graph-i8-30us.parquet",
+                        # the int8 choice's problems under 5.1 / 10 / 30 us as graph replays (sessions 25, 26)
+                        "sweeps/h200-graph-i8.parquet", "sweeps/h200-graph-i8-rest.parquet", "sweeps/h200-graph-i8-30us.parquet",
                         # the fp16 choice's problems under 8 µs again, every config of its three families timed as
                         # graph replays (timing method 3), which label them alone (portfolio.one_method_per_problem)
                         "sweeps/h200-graph-f16.parquet",
@@ -393,11 +390,9 @@ SHIPPED_RUNS = (
                         "sweeps/h200-sm90-nosrc.parquet", "sweeps/h200-graph-sm90-nosrc.parquet"),
                choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90",
                         "i8nhwc+i8nhwc90+i8gemm90"),
-               # each kind is what leave-network-group-out chose (reports/lono/<run>/; the kinds it replaced, and
-               # their figures, in reports/lono/experiments/README.md)
+               # each kind is what leave-network-group-out chose (reports/lono/; those replaced: .../experiments/)
                methods=(("i8nc32", "dense", 24), ("f16nhwc90", "dense", 24), ("i8nhwc", "dense", 24), ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
-                        ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24), ("f16nhwc", "cost", 24), ("i8nhwc90", "dense", 24),
-                        ("f16nhwc+f16nhwc90", "cost", 24))),
+                        ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24), ("f16nhwc", "cost", 24), ("i8nhwc90", "dense", 24), ("f16nhwc+f16nhwc90", "cost", 24))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature; f16nhwc repick (the default)
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",
