@@ -239,20 +239,27 @@ def test_a_choice_is_labelled_by_one_timing_method_across_its_families() -> None
     assert set(alone["timing_method"]) == {3}
 
 
+@pytest.fixture(scope="module")
+def shipped_int8() -> tuple[dict[str, pd.DataFrame], pd.DataFrame, pd.DataFrame]:
+    """The h200 run's sweeps (int8 NHWC rows), read and labelled once for the re-sweep checks below."""
+    root = Path(__file__).resolve().parent.parent
+    fams = ["i8nhwc", "i8nhwc90", "i8gemm90"]
+    frames = {f: read_sweep(root / f) for f in SHIPPED_RUNS[0].sweeps}
+    df = pd.concat([f[f["family"].isin(fams)] for f in frames.values()], ignore_index=True)
+    return frames, df, one_method_per_problem(df)
+
+
 @pytest.mark.parametrize("graph_file, n_problems", [("sweeps/h200-graph-i8.parquet", 650),
                                                      ("sweeps/h200-graph-i8-rest.parquet", 768),
                                                      ("sweeps/h200-graph-i8-30us.parquet", 443)])
-def test_shipped_int8_graph_sweep_labels_its_problems_alone(graph_file: str, n_problems: int) -> None:
-    """Every problem of the int8 graph re-sweeps (sessions 25 and 26: under 5.1, 10 and 30 us) is labelled by its graph rows alone, in every
-    family of the int8 NHWC choice that implements it, once the h200 run's sweeps are read together: the re-sweeps
-    timed every config of the three families, so no label compares graph with eager times."""
-    root = Path(__file__).resolve().parent.parent
-    fams = ["i8nhwc", "i8nhwc90", "i8gemm90"]
-    assert graph_file in SHIPPED_RUNS[0].sweeps
-    frames = [read_sweep(root / f) for f in SHIPPED_RUNS[0].sweeps]
-    df = pd.concat([f[f["family"].isin(fams)] for f in frames], ignore_index=True)
-    graph = set(read_sweep(root / graph_file)["shape_key"])
-    kept = one_method_per_problem(df)
+def test_shipped_int8_graph_sweep_labels_its_problems_alone(shipped_int8, graph_file: str, n_problems: int) -> None:
+    """Every problem of the int8 graph re-sweeps (sessions 25 and 26: under 5.1, 10 and 30 us) is labelled by its
+    graph rows alone, in every family of the int8 NHWC choice that implements it, once the h200 run's sweeps are
+    read together: the re-sweeps timed every config of the three families, so no label compares graph with eager
+    times."""
+    frames, df, kept = shipped_int8
+    assert graph_file in frames
+    graph = set(frames[graph_file]["shape_key"])
     kept = kept[kept["shape_key"].isin(graph)]
     assert len(graph) == n_problems and kept["timing_method"].unique().tolist() == [3]
     per_family = kept.groupby("shape_key")["family"].nunique()
