@@ -2,45 +2,37 @@
 :mod:`predictor.lono`).
 
 A model is one scikit-learn decision tree over the integer features whose leaves each answer one
-config name.  Three kinds differ in how the tree is grown and what a leaf answers:
+config name.  The kinds differ in how the tree is grown and what a leaf answers:
 
 * ``class``: a ``DecisionTreeClassifier`` learns each problem's fastest member of a greedy portfolio
-  of ``k`` configs (:func:`training_set` weights); a leaf answers its majority class.  What shipped
-  first.
-* ``repick``: the same tree, but every leaf answers the config of the *whole grid* with the least
-  total log-regret ``log(time / fastest time)`` over the training problems in the leaf (a missing
-  config counts the problem's worst time), i.e. the leaf's geomean-best config.
-* ``regret``: a multi-output ``DecisionTreeRegressor`` learns the log-regret vector of the ``k``
-  portfolio members (splits that separate problems whose members rank differently); leaves are
-  re-picked over the whole grid as for ``repick``.
-* ``distill``: a random forest (the teacher, :data:`TEACHER`) learns the log-regret vector of the
-  ``k`` portfolio members (clipped at :data:`REGRET_CLIP`); its least-regret member labels the
-  training problems and :data:`COPIES` ``["distill"]`` perturbed copies of each (other N, C, H, W, K:
-  :func:`synthetic_neighbours`), and one ``DecisionTreeClassifier`` (the student, exported like the
-  others) learns those labels; a leaf answers its majority label.  Forests generalise better than
-  one tree; the student keeps most of that at a single tree's cost.
+  of ``k`` configs (:func:`training_set` weights); a leaf answers its majority class (what shipped first).
+* ``repick``: the same tree, but every leaf answers the config of the *whole grid* with the least total
+  log-regret ``log(time / fastest time)`` over its training problems (a missing config counts the
+  problem's worst time), i.e. the leaf's geomean-best config.
+* ``regret``: a multi-output ``DecisionTreeRegressor`` learns the log-regret vector of the ``k`` portfolio
+  members; leaves are re-picked over the whole grid as for ``repick``.
+* ``distill``: a random forest (the teacher, :data:`TEACHER`) learns the members' log-regret vector (clipped
+  at :data:`REGRET_CLIP`); its least-regret member labels the training problems and :data:`COPIES`
+  perturbed copies of each (:func:`synthetic_neighbours`), and one ``DecisionTreeClassifier`` (the student,
+  exported like the others) learns those labels; a leaf answers its majority label.
 * ``cost``: as ``distill``, with :class:`predictor.cost_teacher.CostTeacher` as the teacher: one
-  gradient-boosted cost model of every (problem, portfolio member) pair, which describes a config by its
-  fields (tile, cluster, schedule ...) and the pair's tile quantisation rather than by its name, so what
-  it learns on one config carries over to similar ones.  It learns :data:`TEACHER_CONFIGS` configs (a
-  greedy portfolio, and the model's own) once per training set; a portfolio's labels are the argmin over
-  its members.
-* ``dense``: ``cost`` with more perturbed copies (:data:`COPIES`): a student that sees more of the teacher's
-  answers between the training problems follows it more closely on problems unlike them.
+  gradient-boosted cost model of every (problem, member) pair that describes a config by its fields and the
+  pair's tile quantisation, so what it learns on one config carries over to similar ones; it learns
+  :data:`TEACHER_CONFIGS` configs once per training set, a portfolio's labels are its members' argmin.
+* ``dense``: ``cost`` with more perturbed copies (:data:`COPIES`), followed more closely between problems.
+* ``blend``: ``dense``'s tree, but a node answers the portfolio member of least mean teacher-predicted
+  log-regret over its samples plus :data:`BLEND` x its mean measured log-regret over its training problems
+  (the teacher alone where it holds none): measurements, not a vote, settle each leaf.
 
 Every leaf also records its *candidates* for first-call tuning (:func:`node_candidates`, at most
-:data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then exported configs (the model's
-``classes``, so a dispatcher holds no extra kernel), each the one that most lowers the leaf's total
-log-regret of the best candidate so far over its training problems, then by least total log-regret
-(``class``: the next classes by weight).  They change no prediction.
+:data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then exported configs (the model's ``classes``,
+so a dispatcher holds no extra kernel), each the one that most lowers the leaf's total log-regret of the
+best candidate so far, then by least total log-regret (``class``: by weight); they change no prediction.
+All kinds export alike (:meth:`predictor.tree_ir.TreeIR.from_sklearn`): one tree, a leaf -> config index.
 
-All kinds export the same way (:meth:`predictor.tree_ir.TreeIR.from_sklearn` with the leaf labels):
-one tree, a leaf -> config index, so the C++ and Python selectors cost the same.
-
-Hyper-parameters (``k``, sample weighting, ``min_samples_leaf``, ``max_depth``) are chosen by
-``GroupKFold`` cross-validation grouped by problem (see :func:`cross_validate`); depths are
-evaluated by truncating the deepest fitted tree (a node's own answer at the cut), the chosen
-combination is then cross-validated exactly.
+Hyper-parameters (``k``, sample weighting, ``min_samples_leaf``, ``max_depth``) are chosen by ``GroupKFold``
+cross-validation grouped by problem (:func:`cross_validate`); depths are evaluated by truncating the
+deepest fitted tree (a node's own answer at the cut), the chosen combination is then cross-validated exactly.
 """
 from __future__ import annotations
 
@@ -59,18 +51,20 @@ from .schema import split_sm_key
 from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.
-KINDS = ("class", "repick", "regret", "distill", "cost", "dense")
+KINDS = ("class", "repick", "regret", "distill", "cost", "dense", "blend")
 #: Kinds whose leaves answer their majority class (the others re-pick over the whole grid).
 MAJORITY_KINDS = frozenset({"class", "distill", "cost", "dense"})
 #: Kinds whose tree learns a teacher's labels of the training problems and perturbed copies of them.
-TEACHER_KINDS = frozenset({"distill", "cost", "dense"})
-COST_KINDS = frozenset({"cost", "dense"})  # teacher: predictor.cost_teacher.CostTeacher
+TEACHER_KINDS = frozenset({"distill", "cost", "dense", "blend"})
+COST_KINDS = frozenset({"cost", "dense", "blend"})  # teacher: predictor.cost_teacher.CostTeacher
+#: ``blend``: the weight of a node's mean measured log-regret next to its mean teacher-predicted one.
+BLEND = 2.0
 #: ``distill``'s teacher: a scikit-learn random forest regressor's parameters.
 TEACHER = {"n_estimators": 100, "min_samples_leaf": 2, "max_features": 0.5}
 #: ``distill`` and ``cost``: log-regrets above this (a member 2.7x slower) are learned as this by the teacher.
 REGRET_CLIP = 1.0
 #: Perturbed copies of each training problem the teacher labels for the student, per teacher kind.
-COPIES = {"distill": 8, "cost": 8, "dense": 16}
+COPIES = {"distill": 8, "cost": 8, "dense": 16, "blend": 16}
 #: The kind :mod:`predictor.train` fits unless told otherwise.
 DEFAULT_KIND = "repick"
 #: Default hyper-parameter grid.
@@ -86,16 +80,12 @@ Combo = tuple[int, str, int, int]  # (k, weighting, min_samples_leaf, max_depth)
 # --------------------------------------------------------------------------- training sets
 def training_set(X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting: str
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(X, y, sample_weight) for the classifier; ``y`` are positions in the portfolio.
-
-    ``regret``: ``log(t / best portfolio t)`` per shape and portfolio member (missing -> worst).
-
-    * ``uniform``: one sample per shape, weight 1;
-    * ``regret``: one sample per shape (its fastest member), weight = mean log-regret of the
-      other members + eps: shapes where a wrong pick costs more count more;
-    * ``expand``: one sample per (shape, member) with weight ``max_c regret - regret_member``
-      (+ eps on the fastest): a leaf's majority class is then exactly the member with the least
-      total log-regret over the leaf's shapes."""
+    """(X, y, sample_weight) for the classifier; ``y`` are positions in the portfolio; ``regret``:
+    ``log(t / best portfolio t)`` per shape and portfolio member (missing -> worst). ``uniform``: one sample
+    per shape, weight 1; ``regret``: one sample per shape (its fastest member), weight = mean log-regret of
+    the other members + eps (a wrong pick that costs more counts more); ``expand``: one sample per (shape,
+    member), weight ``max_c regret - regret_member`` (+ eps on the fastest): a leaf's majority class is then
+    exactly the member with the least total log-regret over the leaf's shapes."""
     keep = label >= 0
     X, label, regret = X[keep], label[keep], regret[keep]
     k = regret.shape[1]
@@ -134,9 +124,8 @@ TEACHER_CONFIGS = 32
 
 @dataclass(frozen=True)
 class Teacher:
-    """What ``cost``'s teacher learns from: config names, their log-regret per training problem, and the
+    """What the cost teacher learns: config names, their log-regret per training problem, and the
     positions of the model's portfolio among them."""
-
     configs: tuple[str, ...]
     regret: np.ndarray
     members: tuple[int, ...]
@@ -153,8 +142,8 @@ def cost_teacher_set(table: ShapeTable, port: Sequence[int], wide: Sequence[int]
 def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: int, configs: Sequence[str] = ()
                          ) -> tuple[np.ndarray, np.ndarray]:
     """(training problems + ``copies`` perturbed copies of each, the teacher's predicted log-regret of each
-    config): the random forest of ``distill``, or with the configs' names the cost model of ``cost``;
-    cached per (X, regret, seed, configs, copies), since a cross-validation fold refits only the student."""
+    config): ``distill``'s forest, or with the configs' names the cost model; cached per (X, regret, seed,
+    configs, copies), since a cross-validation fold refits only the student."""
     import hashlib
 
     key = hashlib.sha256(X.tobytes() + regret.tobytes()
@@ -182,15 +171,17 @@ def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: i
 
 
 def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting: str,
-              depth: int | None, min_leaf: int, seed: int, teacher: Teacher | None = None) -> tuple[Any, np.ndarray]:
-    """The grown sklearn tree and its classes (portfolio positions; empty for ``regret``); ``teacher``:
-    what ``cost``'s teacher learns (:func:`cost_teacher_set`)."""
+              depth: int | None, min_leaf: int, seed: int, teacher: Teacher | None = None
+              ) -> tuple[Any, np.ndarray, np.ndarray | None]:
+    """The grown sklearn tree, its classes (portfolio positions; empty for ``regret``) and (``blend``) each
+    node's mean teacher-predicted log-regret of the portfolio members; ``teacher``: what the cost teacher
+    learns (:func:`cost_teacher_set`)."""
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     if kind == "regret":
         keep = label >= 0
         reg = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
-        return reg.fit(X[keep], regret[keep]), np.zeros(0, np.int64)
+        return reg.fit(X[keep], regret[keep]), np.zeros(0, np.int64), None
     if kind in TEACHER_KINDS:
         keep = label >= 0
         if kind in COST_KINDS:
@@ -202,11 +193,16 @@ def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, w
             labels = np.argmin(pred, axis=1)
         clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
         clf.fit(Z.astype(np.float32), labels)
-        return clf, np.asarray(clf.classes_)
+        if kind != "blend":
+            return clf, np.asarray(clf.classes_), None
+        assert teacher is not None
+        path = _decision_path(clf, Z)
+        prior = np.asarray(path.T @ pred[:, list(teacher.members)]) / np.asarray(path.sum(axis=0)).reshape(-1, 1)
+        return clf, np.asarray(clf.classes_), prior
     Xw, yw, ww = training_set(X, label, regret, weighting)
     clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
     clf.fit(Xw, yw, sample_weight=ww)
-    return clf, np.asarray(clf.classes_)
+    return clf, np.asarray(clf.classes_), None
 
 
 def _decision_path(tree: Any, X: np.ndarray) -> Any:
@@ -215,9 +211,11 @@ def _decision_path(tree: Any, X: np.ndarray) -> Any:
 
 
 def _node_costs(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int], X: np.ndarray,
-                all_regret: np.ndarray | None, n_configs: int, path: Any = None) -> np.ndarray:
+                all_regret: np.ndarray | None, n_configs: int, path: Any = None, prior: np.ndarray | None = None
+                ) -> np.ndarray:
     """(nodes, configs of the table) cost by which every node of ``tree`` ranks the configs (less
-    is better; ``inf``: not a choice): minus the class weight (``class``: the portfolio members), or
+    is better; ``inf``: not a choice): minus the class weight (``class``: the portfolio members), ``blend``'s
+    mix of ``prior`` (:func:`_fit_tree`) and measured log-regret (the portfolio members), or
     the total log-regret over the training problems in the node (the other kinds, every config;
     ``path``: :func:`_decision_path` of ``X`` if already computed)."""
     if kind in MAJORITY_KINDS:
@@ -228,7 +226,14 @@ def _node_costs(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int], 
     assert all_regret is not None
     if path is None:
         path = _decision_path(tree, X)
-    return np.asarray(path.T @ all_regret)  # (nodes, configs)
+    if kind != "blend":
+        return np.asarray(path.T @ all_regret)  # (nodes, configs)
+    assert prior is not None, "blend needs its teacher's node means"
+    cols = np.asarray(port)
+    costs = np.full((prior.shape[0], n_configs), np.inf)
+    held = np.maximum(np.asarray(path.sum(axis=0)).reshape(-1, 1), 1)
+    costs[:, cols] = prior + BLEND * np.asarray(path.T @ all_regret[:, cols]) / held
+    return costs
 
 
 def _node_answers(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int],
@@ -348,9 +353,9 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
     all_regret = None if kind == "class" else regret_matrix(table)
     teacher = cost_teacher_set(table, port, greedy_portfolio(table, TEACHER_CONFIGS), all_regret) \
         if kind in COST_KINDS else None
-    tree, classes = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed, teacher)
+    tree, classes, prior = _fit_tree(kind, X, label, regret, weighting, depth, min_leaf, seed, teacher)
     path = None if kind == "class" else _decision_path(tree, X)
-    costs = _node_costs(kind, tree, classes, port, X, all_regret, len(table.configs), path)
+    costs = _node_costs(kind, tree, classes, port, X, all_regret, len(table.configs), path, prior)
     answers = _node_answers(kind, tree, classes, port, costs)
     labels = [table.configs[j] for j in answers]
     names = tuple(table.configs[j] for j in port)
@@ -455,10 +460,10 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
                     key = (port, weighting, min_leaf)  # a larger k may give the same portfolio
                     if key not in cache:
                         teacher = cost_teacher_set(sub, port, wide, all_regret[tr]) if kind in COST_KINDS else None
-                        tree, classes = _fit_tree(kind, X[tr], label, regret, weighting, max(depths), min_leaf,
-                                                  seed, teacher)
+                        tree, classes, prior = _fit_tree(kind, X[tr], label, regret, weighting, max(depths),
+                                                         min_leaf, seed, teacher)
                         costs = None if all_regret is None else _node_costs(
-                            kind, tree, classes, port, X[tr], all_regret[tr], all_regret.shape[1])
+                            kind, tree, classes, port, X[tr], all_regret[tr], all_regret.shape[1], prior=prior)
                         answers = _node_answers(kind, tree, classes, port, costs)
                         cache[key] = {d: answers[nodes] for d, nodes in _nodes_by_depth(tree, X[te], depths).items()}
                     for d in depths:
@@ -493,22 +498,17 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
 
 
 # --------------------------------------------------------------------------- routed models
-#: The feature that routes a choice with members that run only some convolutions (1: a GEMM family
-#: implements the problem).
+#: The feature that routes a choice with members that run only some convolutions (1: a GEMM family runs it).
 POINTWISE = "pointwise"
 
 
 class RoutedTree:
-    """Two fitted trees routed by the ``pointwise`` feature: ``rest`` answers the problems with
-    ``pointwise <= 0`` (configs of the members that run every convolution), ``pointwise`` the
-    others (every member's configs).  Saved as the model of such a choice; its IR is
-    :func:`predictor.tree_ir.compose` of both (:func:`model_ir`)."""
+    """Two fitted trees routed by the ``pointwise`` feature: ``rest`` answers ``pointwise <= 0`` (configs of the
+    members that run every convolution), ``pointwise`` the others (every member's configs).  Saved as the
+    model of such a choice; its IR is :func:`predictor.tree_ir.compose` of both (:func:`model_ir`)."""
 
     def __init__(self, rest: LeafTree, pointwise: LeafTree, feature: int):
-        self.rest = rest
-        self.pointwise = pointwise
-        self.feature = feature
-        self.kind = rest.kind
+        self.rest, self.pointwise, self.feature, self.kind = rest, pointwise, feature, rest.kind
 
     @property
     def classes_(self) -> np.ndarray:
