@@ -141,6 +141,36 @@ def test_leaves_answer_their_least_regret_config(data, kind: str) -> None:
     assert R[i, j] == pytest.approx(np.log(table.worst[i] / table.oracle[i]))
 
 
+def test_blend_leaves_weigh_measured_and_predicted_regret(data) -> None:
+    """A ``blend`` leaf answers the portfolio member of least mean teacher-predicted log-regret over its samples
+    plus ``BLEND`` x mean measured log-regret over its training problems (recomputed here from the teacher's
+    predictions); its tree is ``dense``'s, node for node."""
+    from predictor.fitting import _TEACHER_CACHE, BLEND
+    from predictor.portfolio import greedy_portfolio
+
+    df, _ = data
+    table = family_table(df, FAM).table
+    X = table.features().to_numpy(dtype=np.int64)
+    _TEACHER_CACHE.clear()
+    fitted = fit_model(table, X, "blend", (6, "uniform", 2, 6), 0)
+    dense = fit_model(table, X, "dense", (6, "uniform", 2, 6), 0)
+    assert np.array_equal(fitted.model.estimator.tree_.feature, dense.model.estimator.tree_.feature)
+    (Z, pred), = _TEACHER_CACHE.values()
+    port = greedy_portfolio(table, 6)
+    teacher_cols = sorted(set(greedy_portfolio(table, 32)) | set(port))
+    P = pred[:, [teacher_cols.index(j) for j in port]]
+    R = regret_matrix(table)[:, port]
+    est = fitted.model.estimator
+    leaf_z, leaf_x = est.apply(Z.astype(np.float32)), est.apply(X.astype(np.float32))
+    held = 0
+    for leaf in np.unique(leaf_z):
+        measured = R[leaf_x == leaf].mean(axis=0) if (leaf_x == leaf).any() else np.zeros(len(port))
+        held += (leaf_x == leaf).any()
+        cost = P[leaf_z == leaf].mean(axis=0) + BLEND * measured
+        assert fitted.model.node_labels[leaf] == table.configs[port[int(np.argmin(cost))]]
+    assert held
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_leaves_record_their_next_best_candidates(data, kind: str) -> None:
     """Every IR leaf's candidates: its label, then each the model's config that most lowers the leaf's
