@@ -315,7 +315,10 @@ class TreeIR:
                 # one leaf: the training problems of both, i.e. of this node (whose answer is the same
                 # label: the least-cost config of both halves is the least-cost config of their union)
                 del out[slot:]
-                out.append(Leaf(ln.label, cands(i) if node_cands is not None else ()))
+                c = cands(i) if node_cands is not None else ()
+                if c and c[0] != ln.label:  # a node cost that is not a sum (``blend``'s means) may rank another first
+                    c = (ln.label, *(x for x in c if x != ln.label and x in table))[:MAX_CANDIDATES]
+                out.append(Leaf(ln.label, c))
                 return slot
             out[slot] = Split(int(feat[i]), t, li, ri)
             return slot

@@ -105,6 +105,19 @@ def test_ir_leaves_merged_and_classes() -> None:
         TreeIR.from_sklearn(clf, FEATURE_NAMES[:-1])
 
 
+def test_merged_leaf_answers_its_children_label_first() -> None:
+    """Sibling leaves with one label merge into a leaf with that label, first of the parent's candidates, even where
+    the parent itself answers another config (``blend``'s node costs are means, not sums); candidates stay among the
+    exported configs."""
+    from predictor.fitting import LeafTree
+
+    X = np.array([[0] * len(FEATURE_NAMES), [1] + [0] * (len(FEATURE_NAMES) - 1)])
+    clf = DecisionTreeClassifier(random_state=0).fit(X, [0, 1])
+    model = LeafTree(clf, ["B", "A", "A"], "blend", [("B", "C", "A"), ("A",), ("A", "C")])
+    ir = TreeIR.from_sklearn(model, FEATURE_NAMES, classes=["A", "C"], check_X=X)
+    assert len(ir.nodes) == 1 and ir.nodes[0] == Leaf("A", ("A", "C"))
+
+
 def test_check_against_detects_disagreement() -> None:
     clf, X = _random_fit(1)
     ir = TreeIR.from_sklearn(clf, FEATURE_NAMES)
