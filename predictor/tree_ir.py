@@ -312,12 +312,12 @@ class TreeIR:
             ri = emit(int(right[i]))
             ln, rn = out[li], out[ri]
             if isinstance(ln, Leaf) and isinstance(rn, Leaf) and ln.label == rn.label:
-                # one leaf: the training problems of both, i.e. of this node (whose answer is the same
-                # label: the least-cost config of both halves is the least-cost config of their union)
+                # one leaf: the training problems of both, i.e. of this node, answering the children's label, then
+                # this node's other candidates among the table (a summed cost ranks that label first here too; a
+                # node cost of means, ``blend``'s, may rank another config, possibly one no leaf answers, first)
                 del out[slot:]
                 c = cands(i) if node_cands is not None else ()
-                if c and c[0] != ln.label:  # a node cost that is not a sum (``blend``'s means) may rank another first
-                    c = (ln.label, *(x for x in c if x != ln.label and x in table))[:MAX_CANDIDATES]
+                c = (ln.label, *(x for x in c if x != ln.label and x in table))[:MAX_CANDIDATES] if c else ()
                 out.append(Leaf(ln.label, c))
                 return slot
             out[slot] = Split(int(feat[i]), t, li, ri)

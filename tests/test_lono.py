@@ -145,7 +145,7 @@ def test_blend_leaves_weigh_measured_and_predicted_regret(data) -> None:
     """A ``blend`` leaf answers the portfolio member of least mean teacher-predicted log-regret over its samples
     plus ``BLEND`` x mean measured log-regret over its training problems (recomputed here from the teacher's
     predictions); its tree is ``dense``'s, node for node."""
-    from predictor.fitting import _TEACHER_CACHE, BLEND
+    from predictor.fitting import _TEACHER_CACHE, BLEND, TEACHER_CONFIGS
     from predictor.portfolio import greedy_portfolio
 
     df, _ = data
@@ -157,7 +157,7 @@ def test_blend_leaves_weigh_measured_and_predicted_regret(data) -> None:
     assert np.array_equal(fitted.model.estimator.tree_.feature, dense.model.estimator.tree_.feature)
     (Z, pred), = _TEACHER_CACHE.values()
     port = greedy_portfolio(table, 6)
-    teacher_cols = sorted(set(greedy_portfolio(table, 32)) | set(port))
+    teacher_cols = sorted(set(greedy_portfolio(table, TEACHER_CONFIGS)) | set(port))
     P = pred[:, [teacher_cols.index(j) for j in port]]
     R = regret_matrix(table)[:, port]
     est = fitted.model.estimator
