@@ -24,7 +24,9 @@
 #                            reports/lono/experiments/h200-choice3-repick)
 #   reports/lono/h200-i8choice the int8 NHWC choice with its GEMM family, i8nhwc90+i8gemm90 (routed alike)
 #   reports/lono/h200-i8nhwc the SM80-family int8 NHWC kernels (i8nhwc, measured on i8nhwc90's problems), as shipped
-#                            (kind dense since session 17, portfolio up to 24; the distill tree:
+#                            (kind blend since session 28, portfolio up to 24, beside the dense tree it replaced, both
+#                            on the graph labels; the dense tree of sessions 17-27 on eager labels:
+#                            reports/lono/experiments/h200-i8nhwc-dense-eager; the distill tree:
 #                            reports/lono/experiments/h200-i8nhwc-distill, the repick tree: .../h200-i8nhwc-repick)
 #   reports/lono/h200-i8choice3 the int8 NHWC choice across kernel generations, i8nhwc+i8nhwc90+i8gemm90, as shipped
 #                            (kind cost since session 16, portfolio up to 24; the repick tree:
@@ -70,7 +72,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-i8gemm90.parquet \
   sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc \
-  --groups 6 --kind dense --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc
+  --groups 6 --kind dense --kind blend --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
   sweeps/h200-i8gemm90.parquet sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc+i8nhwc90+i8gemm90 \
   --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8choice3
