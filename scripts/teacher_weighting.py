@@ -3,6 +3,9 @@ towards each problem's fastest configs, ``exp(-log-regret / TAU) + 0.1``, instea
 the near-fastest configs better (``scripts/teacher_variants.py``) give better trees?
 
     python scripts/teacher_weighting.py TAU REPORT.md FAMILY KIND SWEEP... > OUT.md
+    python scripts/teacher_weighting.py TAU lono LONO-ARGS...     # predictor.lono with the weighted teacher
+
+(the second form's report names ``python -m predictor.lono`` as its command: keep it out of ``reports/lono`` or say so)
 """
 import sys
 from pathlib import Path
@@ -26,6 +29,10 @@ def _fit(self: cost_teacher.CostTeacher, X: np.ndarray, regret: np.ndarray) -> c
 
 
 cost_teacher.CostTeacher.fit = _fit  # type: ignore[method-assign]
+if sys.argv[1] == "lono":
+    from predictor import lono
+
+    sys.exit(lono.main(sys.argv[2:]))
 import leaf_rules  # noqa: E402
 
 leaf_rules.main()
