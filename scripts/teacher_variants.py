@@ -66,8 +66,9 @@ def _fit_predict(X_tr: np.ndarray, R: np.ndarray, X_te: np.ndarray, configs: lis
     return np.mean(preds, axis=0).reshape(len(X_te), len(configs))
 
 
-def _task(args: tuple) -> tuple[int, str, np.ndarray, np.ndarray]:
-    table, X, gi, group, variant = args
+def _task(args: tuple) -> tuple[str, np.ndarray, dict[str, np.ndarray]]:
+    """(variant, held-out rows, picks over ``wide`` and ``k24``) of one group."""
+    table, X, group, variant = args
     tr, te = lono_split(table, group)
     sub = table.subset(tr)
     cols = sorted(greedy_portfolio(sub, TEACHER_CONFIGS))
@@ -75,9 +76,8 @@ def _task(args: tuple) -> tuple[int, str, np.ndarray, np.ndarray]:
     P = _fit_predict(X[tr], R, X[te], [table.configs[j] for j in cols], variant)
     k24 = greedy_portfolio(sub, 24)
     pos = [cols.index(j) for j in k24]
-    wide = np.array([cols[j] for j in np.argmin(P, axis=1)])
-    port = np.array([k24[j] for j in np.argmin(P[:, pos], axis=1)])
-    return gi, variant, wide, port
+    return variant, te, {"wide": np.array([cols[j] for j in np.argmin(P, axis=1)]),
+                         "k24": np.array([k24[j] for j in np.argmin(P[:, pos], axis=1)])}
 
 
 def main() -> int:
@@ -92,19 +92,18 @@ def main() -> int:
     table = family_table(df, model_key(a.family)).table
     X = table.features().to_numpy(dtype=np.int64)
     groups = network_groups(networks(table), 6)
-    tasks = [(table, X, gi, g, v) for v in a.variants for gi, g in enumerate(groups)]
+    tasks = [(table, X, g, v) for v in a.variants for g in groups]
     with ProcessPoolExecutor(a.jobs) as pool:
         done = list(pool.map(_task, tasks))
     rows = []
     for variant in a.variants:
         for which in ("wide", "k24"):
             s, big = [], []
-            for gi, v, wide, port in done:
+            for v, te, picks in done:
                 if v != variant:
                     continue
-                te = lono_split(table, groups[gi])[1]
                 sub = table.subset(te)
-                s.append(sub.oracle / picked_times(sub, wide if which == "wide" else port))
+                s.append(sub.oracle / picked_times(sub, picks[which]))
                 big.append(gflop(sub.shapes) > 8)
             s, big = np.concatenate(s), np.concatenate(big)
             row = {"variant": variant, "configs": which, "layers": len(s)}
