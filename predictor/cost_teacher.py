@@ -23,6 +23,9 @@ from .features import FEATURE_NAMES
 PARAMS: dict[str, Any] = {"max_iter": 1000, "learning_rate": 0.1, "max_leaf_nodes": 63, "min_samples_leaf": 20,
                           "l2_regularization": 1.0, "early_stopping": False}
 
+#: A weighted teacher's floor: pair weight ``exp(-log-regret / near) + NEAR_FLOOR`` (:class:`CostTeacher`).
+NEAR_FLOOR = 0.1
+
 _F = {f: i for i, f in enumerate(FEATURE_NAMES)}
 
 
@@ -64,12 +67,16 @@ def pair_matrix(X: np.ndarray, C: np.ndarray, fields: Sequence[str]) -> np.ndarr
 
 class CostTeacher:
     """The fitted cost model of ``configs``: :meth:`predict` gives every problem's predicted log-regret of
-    each of them."""
+    each of them.  ``near`` > 0 weights each training pair ``exp(-log-regret / near) + NEAR_FLOOR``, so the
+    pairs close to their problem's fastest config count more (0: every pair alike, the ``cost`` kinds)."""
 
-    def __init__(self, configs: Sequence[str], seed: int = 0):
+    def __init__(self, configs: Sequence[str], seed: int = 0, near: float = 0.0):
+        if near < 0:
+            raise ValueError(f"near must be >= 0, got {near}")
         self.configs = tuple(configs)
         self.C, self.fields = config_matrix(self.configs)
         self.seed = seed
+        self.near = near
         self.model: Any = None
 
     def fit(self, X: np.ndarray, regret: np.ndarray) -> "CostTeacher":
@@ -80,8 +87,10 @@ class CostTeacher:
 
         if regret.shape != (len(X), len(self.configs)):
             raise ValueError(f"regret is {regret.shape}, expected ({len(X)}, {len(self.configs)})")
+        y = regret.ravel()
+        weight = np.exp(-y / self.near) + NEAR_FLOOR if self.near > 0 else None
         self.model = HistGradientBoostingRegressor(random_state=self.seed, **PARAMS)
-        self.model.fit(pair_matrix(X, self.C, self.fields), regret.ravel())
+        self.model.fit(pair_matrix(X, self.C, self.fields), y, sample_weight=weight)
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
@@ -91,4 +100,4 @@ class CostTeacher:
         return self.model.predict(pair_matrix(X, self.C, self.fields)).reshape(len(X), len(self.configs))
 
 
-__all__ = ["CostTeacher", "config_matrix", "pair_matrix", "PARAMS"]
+__all__ = ["CostTeacher", "config_matrix", "pair_matrix", "PARAMS", "NEAR_FLOOR"]

@@ -23,6 +23,7 @@ config name.  The kinds differ in how the tree is grown and what a leaf answers:
 * ``blend``: ``dense``'s tree, but a node answers the portfolio member of least mean teacher-predicted
   log-regret over its samples plus :data:`BLEND` x its mean measured log-regret over its training problems
   (the teacher alone where it holds none): measurements, not a vote, settle each leaf.
+* ``near``: ``blend`` with its teacher's pairs weighted towards each problem's fastest configs (:data:`NEAR`).
 
 Every leaf also records its *candidates* for first-call tuning (:func:`node_candidates`, at most
 :data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then exported configs (the model's ``classes``,
@@ -51,20 +52,22 @@ from .schema import split_sm_key
 from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.
-KINDS = ("class", "repick", "regret", "distill", "cost", "dense", "blend")
+KINDS = ("class", "repick", "regret", "distill", "cost", "dense", "blend", "near")
 #: Kinds whose leaves answer their majority class (the others re-pick over the whole grid).
 MAJORITY_KINDS = frozenset({"class", "distill", "cost", "dense"})
 #: Kinds whose tree learns a teacher's labels of the training problems and perturbed copies of them.
-TEACHER_KINDS = frozenset({"distill", "cost", "dense", "blend"})
-COST_KINDS = frozenset({"cost", "dense", "blend"})  # teacher: predictor.cost_teacher.CostTeacher
+TEACHER_KINDS = frozenset({"distill", "cost", "dense", "blend", "near"})
+COST_KINDS, BLEND_KINDS = frozenset({"cost", "dense", "blend", "near"}), frozenset({"blend", "near"})  # CostTeacher
 #: ``blend``: the weight of a node's mean measured log-regret next to its mean teacher-predicted one.
 BLEND = 2.0
+#: The cost teacher's pair weighting per kind (``CostTeacher(near=...)``; 0, every pair alike, elsewhere).
+NEAR = {"near": 0.1}
 #: ``distill``'s teacher: a scikit-learn random forest regressor's parameters.
 TEACHER = {"n_estimators": 100, "min_samples_leaf": 2, "max_features": 0.5}
 #: ``distill`` and ``cost``: log-regrets above this (a member 2.7x slower) are learned as this by the teacher.
 REGRET_CLIP = 1.0
 #: Perturbed copies of each training problem the teacher labels for the student, per teacher kind.
-COPIES = {"distill": 8, "cost": 8, "dense": 16, "blend": 16}
+COPIES = {"distill": 8, "cost": 8, "dense": 16, "blend": 16, "near": 16}
 #: The kind :mod:`predictor.train` fits unless told otherwise.
 DEFAULT_KIND = "repick"
 #: Default hyper-parameter grid.
@@ -92,8 +95,7 @@ def training_set(X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting
     if weighting == "uniform" or k == 1:
         return X, label, np.ones(len(label))
     if weighting == "regret":
-        w = dyadic(regret.sum(axis=1) / (k - 1)) + WEIGHT_EPS
-        return X, label, w
+        return X, label, dyadic(regret.sum(axis=1) / (k - 1)) + WEIGHT_EPS
     if weighting == "expand":
         w = regret.max(axis=1, keepdims=True) - regret
         w[np.arange(len(label)), label] += WEIGHT_EPS
@@ -139,15 +141,15 @@ def cost_teacher_set(table: ShapeTable, port: Sequence[int], wide: Sequence[int]
     return Teacher(tuple(table.configs[j] for j in cols), all_regret[:, cols], tuple(cols.index(j) for j in port))
 
 
-def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: int, configs: Sequence[str] = ()
-                         ) -> tuple[np.ndarray, np.ndarray]:
+def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: int, configs: Sequence[str] = (),
+                         near: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(training problems + ``copies`` perturbed copies of each, the teacher's predicted log-regret of each
-    config): ``distill``'s forest, or with the configs' names the cost model; cached per (X, regret, seed,
-    configs, copies), since a cross-validation fold refits only the student."""
+    config): ``distill``'s forest, or with the configs' names the cost model (``near``: its weighting); cached
+    per (X, regret, seed, configs, copies, near), since a cross-validation fold refits only the student."""
     import hashlib
 
-    key = hashlib.sha256(X.tobytes() + regret.tobytes()
-                         + str((X.shape, regret.shape, seed, tuple(configs), copies)).encode()).hexdigest()
+    spec = (X.shape, regret.shape, seed, tuple(configs), copies) + ((near,) if near else ())
+    key = hashlib.sha256(X.tobytes() + regret.tobytes() + str(spec).encode()).hexdigest()
     if key not in _TEACHER_CACHE:
         Z = np.vstack([X, synthetic_neighbours(X, copies, seed)])
         clipped = np.minimum(regret, REGRET_CLIP)
@@ -156,7 +158,7 @@ def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: i
         elif configs:
             from .cost_teacher import CostTeacher
 
-            pred = CostTeacher(configs, seed).fit(X, clipped).predict(Z)
+            pred = CostTeacher(configs, seed, near).fit(X, clipped).predict(Z)
         else:
             from sklearn.ensemble import RandomForestRegressor
 
@@ -186,14 +188,15 @@ def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, w
         keep = label >= 0
         if kind in COST_KINDS:
             assert teacher is not None, "the cost kinds need their teacher's configs"
-            Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], seed, COPIES[kind], teacher.configs)
+            Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], seed, COPIES[kind], teacher.configs,
+                                           NEAR.get(kind, 0.0))
             labels = np.argmin(pred[:, list(teacher.members)], axis=1)
         else:
             Z, pred = _teacher_predictions(X[keep], regret[keep], seed, COPIES[kind])
             labels = np.argmin(pred, axis=1)
         clf = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
         clf.fit(Z.astype(np.float32), labels)
-        if kind != "blend":
+        if kind not in BLEND_KINDS:
             return clf, np.asarray(clf.classes_), None
         assert teacher is not None
         path = _decision_path(clf, Z)
@@ -226,7 +229,7 @@ def _node_costs(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int], 
     assert all_regret is not None
     if path is None:
         path = _decision_path(tree, X)
-    if kind != "blend":
+    if kind not in BLEND_KINDS:
         return np.asarray(path.T @ all_regret)  # (nodes, configs)
     assert prior is not None, "blend needs its teacher's node means"
     cols = np.asarray(port)
@@ -360,10 +363,7 @@ def fit_model(table: ShapeTable, X: np.ndarray, kind: str, combo: Combo, seed: i
     labels = [table.configs[j] for j in answers]
     names = tuple(table.configs[j] for j in port)
     leaf = tree.tree_.children_left == -1
-    if kind == "class":
-        exported = names
-    else:
-        exported = tuple(table.configs[j] for j in sorted(set(answers[leaf].tolist())))
+    exported = names if kind == "class" else tuple(table.configs[j] for j in sorted(set(answers[leaf].tolist())))
     model = LeafTree(tree, labels, kind, node_candidates(costs, answers, table.configs, exported,
                                                          path=path, regret=all_regret))
     return Fitted(model, exported, names)

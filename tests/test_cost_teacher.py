@@ -69,3 +69,17 @@ def test_teacher_does_not_depend_on_the_thread_count() -> None:
     with threadpool_limits(limits=1, user_api="openmp"):
         one = CostTeacher(configs).fit(X, regret).predict(X)
     assert np.array_equal(full, one)
+
+
+def test_near_weighting_pulls_towards_the_fastest_pairs() -> None:
+    """``near`` (the ``near`` kind's teacher) weights each pair ``exp(-log-regret / near) + 0.1``: on one problem
+    whose regrets are uniform on [0, 1] it predicts their weighted mean, (0.01 + 0.05) / (0.1 + 0.1) = 0.3 (the
+    exponentials' tails below 1e-4), the unweighted teacher their mean, 0.5."""
+    configs = _two_configs()
+    x = compute(dict(N=1, C=64, H=20, W=16, K=128, R=1, S=1, stride=1, pad=0, dilation=1, sms=132))
+    X = np.array([x] * 2000, dtype=np.int64)
+    regret = np.random.default_rng(2).uniform(0, 1, (len(X), 2))
+    assert CostTeacher(configs).fit(X, regret).predict(X[:1]) == pytest.approx(0.5, abs=0.02)
+    assert CostTeacher(configs, near=0.1).fit(X, regret).predict(X[:1]) == pytest.approx(0.3, abs=0.02)
+    with pytest.raises(ValueError, match="near must be >= 0"):
+        CostTeacher(configs, near=-0.1)
