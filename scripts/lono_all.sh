@@ -30,7 +30,8 @@
 #                            reports/lono/experiments/h200-i8nhwc-distill, the repick tree: .../h200-i8nhwc-repick)
 #   reports/lono/h200-i8choice3 the int8 NHWC choice across kernel generations, i8nhwc+i8nhwc90+i8gemm90, as shipped
 #                            (kind cost since session 16, portfolio up to 24; the repick tree:
-#                            reports/lono/experiments/h200-i8choice3-repick)
+#                            reports/lono/experiments/h200-i8choice3-repick; on the graph labels of session 26 since
+#                            session 29, session 25's labels: reports/lono/experiments/h200-i8choice3-s25-labels)
 # Networks are held out in 6 groups (each group together; stricter than one network at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
