@@ -13,6 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from predictor import fitting  # noqa: E402
 
+if len(sys.argv) < 6:
+    sys.exit(__doc__)
 TAU = float(sys.argv.pop(1))
 fitting.NEAR[sys.argv[3]] = TAU  # KIND's teacher weighted as the near kind's (predictor.fitting.NEAR)
 import leaf_rules  # noqa: E402
