@@ -148,8 +148,8 @@ def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: i
     per (X, regret, seed, configs, copies, near), since a cross-validation fold refits only the student."""
     import hashlib
 
-    spec = (X.shape, regret.shape, seed, tuple(configs), copies) + ((near,) if near else ())
-    key = hashlib.sha256(X.tobytes() + regret.tobytes() + str(spec).encode()).hexdigest()
+    key = hashlib.sha256(X.tobytes() + regret.tobytes()
+                         + str((X.shape, regret.shape, seed, tuple(configs), copies, near)).encode()).hexdigest()
     if key not in _TEACHER_CACHE:
         Z = np.vstack([X, synthetic_neighbours(X, copies, seed)])
         clipped = np.minimum(regret, REGRET_CLIP)

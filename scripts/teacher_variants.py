@@ -55,7 +55,7 @@ def _fit_predict(X_tr: np.ndarray, R: np.ndarray, X_te: np.ndarray, configs: lis
     y = R.ravel()
     w = None
     if weighting.startswith("near"):
-        w = np.exp(-y / float(weighting[4:])) + 0.1
+        w = np.exp(-y / float(weighting[4:])) + cost_teacher.NEAR_FLOOR  # CostTeacher(near=...)'s weights
     elif weighting == "inv":
         w = 1.0 / (y + 0.05)
     preds = []
