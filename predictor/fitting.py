@@ -24,6 +24,10 @@ config name.  The kinds differ in how the tree is grown and what a leaf answers:
   log-regret over its samples plus :data:`BLEND` x its mean measured log-regret over its training problems
   (the teacher alone where it holds none): measurements, not a vote, settle each leaf.
 * ``near``: ``blend`` with its teacher's pairs weighted towards each problem's fastest configs (:data:`NEAR`).
+* ``soft``: ``dense``'s teacher and copies, but the student learns the teacher's soft answer, not its argmin: a
+  multi-output ``DecisionTreeRegressor`` of ``softmax(-predicted log-regret / tau)`` over the portfolio
+  (:data:`SOFT`; on one-hot targets its squared error is the Gini impurity, so this is Gini on soft labels); a
+  node answers the member of largest mean, so near-ties between members no longer split the tree on noise.
 
 Every leaf also records its *candidates* for first-call tuning (:func:`node_candidates`, at most
 :data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then exported configs (the model's ``classes``,
@@ -49,25 +53,28 @@ from .neighbours import synthetic_neighbours
 from .portfolio import (ShapeTable, TrainError, best_single, dyadic, geomean_score, greedy_portfolio, log_ratio,
                         picked_times, portfolio_targets)
 from .schema import split_sm_key
+from .candidates import node_candidates
 from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.
-KINDS = ("class", "repick", "regret", "distill", "cost", "dense", "blend", "near")
+KINDS = ("class", "repick", "regret", "distill", "cost", "dense", "blend", "near", "soft")
 #: Kinds whose leaves answer their majority class (the others re-pick over the whole grid).
-MAJORITY_KINDS = frozenset({"class", "distill", "cost", "dense"})
+MAJORITY_KINDS = frozenset({"class", "distill", "cost", "dense", "soft"})
 #: Kinds whose tree learns a teacher's labels of the training problems and perturbed copies of them.
-TEACHER_KINDS = frozenset({"distill", "cost", "dense", "blend", "near"})
-COST_KINDS, BLEND_KINDS = frozenset({"cost", "dense", "blend", "near"}), frozenset({"blend", "near"})  # CostTeacher
+TEACHER_KINDS = frozenset({"distill", "cost", "dense", "blend", "near", "soft"})
+COST_KINDS, BLEND_KINDS = frozenset({"cost", "dense", "blend", "near", "soft"}), frozenset({"blend", "near"})  # CostTeacher
 #: ``blend``: the weight of a node's mean measured log-regret next to its mean teacher-predicted one.
 BLEND = 2.0
 #: The cost teacher's pair weighting per kind (``CostTeacher(near=...)``; 0, every pair alike, elsewhere).
 NEAR = {"near": 0.1}
+#: ``soft``: the temperature (in log-regret) of the soft labels its student learns.
+SOFT = {"soft": 0.05}
 #: ``distill``'s teacher: a scikit-learn random forest regressor's parameters.
 TEACHER = {"n_estimators": 100, "min_samples_leaf": 2, "max_features": 0.5}
 #: ``distill`` and ``cost``: log-regrets above this (a member 2.7x slower) are learned as this by the teacher.
 REGRET_CLIP = 1.0
 #: Perturbed copies of each training problem the teacher labels for the student, per teacher kind.
-COPIES = {"distill": 8, "cost": 8, "dense": 16, "blend": 16, "near": 16}
+COPIES = {"distill": 8, "cost": 8, "dense": 16, "blend": 16, "near": 16, "soft": 16}
 #: The kind :mod:`predictor.train` fits unless told otherwise.
 DEFAULT_KIND = "repick"
 #: Default hyper-parameter grid.
@@ -191,6 +198,12 @@ def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, w
             Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], seed, COPIES[kind], teacher.configs,
                                            NEAR.get(kind, 0.0))
             labels = np.argmin(pred[:, list(teacher.members)], axis=1)
+            if kind in SOFT:
+                P = pred[:, list(teacher.members)]
+                S = np.exp(-(P - P.min(axis=1, keepdims=True)) / SOFT[kind])
+                reg = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
+                reg.fit(Z.astype(np.float32), S / S.sum(axis=1, keepdims=True))
+                return reg, np.arange(P.shape[1]), None
         else:
             Z, pred = _teacher_predictions(X[keep], regret[keep], seed, COPIES[kind])
             labels = np.argmin(pred, axis=1)
@@ -213,6 +226,13 @@ def _decision_path(tree: Any, X: np.ndarray) -> Any:
     return tree.decision_path(X.astype(np.float32))
 
 
+def _class_weights(tree: Any) -> np.ndarray:
+    """(nodes, classes) weight of every class in every node: a classifier's class values, ``soft``'s
+    regressor's mean soft label of each portfolio member."""
+    value = tree.tree_.value
+    return value.reshape(value.shape[0], -1)  # (nodes, 1, classes) or (nodes, members, 1)
+
+
 def _node_costs(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int], X: np.ndarray,
                 all_regret: np.ndarray | None, n_configs: int, path: Any = None, prior: np.ndarray | None = None
                 ) -> np.ndarray:
@@ -222,7 +242,7 @@ def _node_costs(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int], 
     the total log-regret over the training problems in the node (the other kinds, every config;
     ``path``: :func:`_decision_path` of ``X`` if already computed)."""
     if kind in MAJORITY_KINDS:
-        value = tree.tree_.value[:, 0, :]
+        value = _class_weights(tree)
         costs = np.full((value.shape[0], n_configs), np.inf)
         costs[:, np.asarray(port)[classes]] = -value
         return costs
@@ -245,46 +265,9 @@ def _node_answers(kind: str, tree: Any, classes: np.ndarray, port: Sequence[int]
     (``class``; ``costs`` unused) or the config of least ``costs`` (:func:`_node_costs`: the least
     total log-regret of the training problems in the node)."""
     if kind in MAJORITY_KINDS:
-        return np.asarray(port)[classes[np.argmax(tree.tree_.value[:, 0, :], axis=1)]]
+        return np.asarray(port)[classes[np.argmax(_class_weights(tree), axis=1)]]
     assert costs is not None
     return np.argmin(costs, axis=1)  # first minimum: configs are sorted by name
-
-
-def node_candidates(costs: np.ndarray, answers: np.ndarray, configs: Sequence[str], allowed: Sequence[str],
-                    n: int = MAX_CANDIDATES, path: Any = None, regret: np.ndarray | None = None
-                    ) -> list[tuple[str, ...]]:
-    """Every node's candidates, up to ``n``: its answer, then ``allowed`` configs.
-
-    With the training problems' membership (``path``: problems x nodes, :func:`_decision_path`) and
-    log-regrets (``regret``: problems x configs), each next candidate is the one that most lowers
-    the node's total log-regret of *the best of the candidates so far* (what first-call tuning
-    runs: the fastest candidate), so a candidate covers the problems its predecessors lose;
-    once none lowers it (or without ``path``), the rest follow by least ``costs`` (nodes x configs,
-    :func:`_node_costs`: the total log-regret, alone). Ties go to table order."""
-    index = {c: j for j, c in enumerate(configs)}
-    cols = np.array(sorted(index[c] for c in allowed), dtype=np.int64)
-    members = None if path is None or regret is None else path.tocsc()
-    out = []
-    for node in range(costs.shape[0]):
-        first = int(answers[node])
-        c = costs[node, cols]
-        order = [int(j) for j in cols[np.lexsort((cols, c))] if np.isfinite(costs[node, j])]
-        chosen = [first]
-        if members is not None:
-            rows = members.indices[members.indptr[node]:members.indptr[node + 1]]
-            R = regret[np.ix_(rows, cols)]
-            best = regret[rows, first]
-            while len(chosen) < n:
-                total = np.minimum(best[:, None], R).sum(axis=0)
-                total[np.isin(cols, chosen) | ~np.isfinite(c)] = np.inf
-                j = int(np.argmin(total))  # first minimum: table order
-                if not np.isfinite(total[j]) or total[j] >= best.sum() - 1e-12:
-                    break
-                chosen.append(int(cols[j]))
-                best = np.minimum(best, R[:, j])
-        rest = [j for j in order if j not in chosen]
-        out.append(tuple(configs[j] for j in [*chosen, *rest][:n]))
-    return out
 
 
 def _nodes_by_depth(tree: Any, X: np.ndarray, depths: Sequence[int]) -> dict[int, np.ndarray]:

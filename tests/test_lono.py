@@ -381,6 +381,37 @@ def test_each_teacher_kind_labels_its_number_of_copies(data, kind: str) -> None:
     assert COPIES["dense"] == 2 * COPIES["cost"]
 
 
+def test_soft_student_learns_the_teachers_soft_labels(data) -> None:
+    """``soft``: every node of the student holds the mean over its samples (training problems and copies) of
+    ``softmax(-teacher-predicted log-regret / SOFT)`` over the portfolio, and answers its largest member; the
+    labels are soft (not the teacher's argmin alone)."""
+    from predictor.fitting import (COPIES, SOFT, TEACHER_CONFIGS, _teacher_predictions, cost_teacher_set,
+                                   regret_matrix)
+    from predictor.portfolio import greedy_portfolio, portfolio_targets
+
+    df, _ = data
+    table = family_table(df, FAM).table
+    X = table.features().to_numpy(dtype=np.int64)
+    fitted = fit_model(table, X, "soft", (6, "uniform", 2, 6), 0)
+    port = greedy_portfolio(table, 6)
+    keep = portfolio_targets(table, port)[0] >= 0
+    teacher = cost_teacher_set(table, port, greedy_portfolio(table, TEACHER_CONFIGS), regret_matrix(table))
+    Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], 0, COPIES["soft"], teacher.configs)
+    P = pred[:, list(teacher.members)]
+    S = np.exp(-(P - P.min(axis=1, keepdims=True)) / SOFT["soft"])
+    S /= S.sum(axis=1, keepdims=True)
+    assert (S.max(axis=1) < 0.99).mean() > 0.1  # soft: many samples hold more than one near-best member
+    tree = fitted.model.estimator
+    leaf = tree.apply(Z.astype(np.float32))
+    checked = 0
+    for node in np.unique(leaf):
+        mean = S[leaf == node].mean(axis=0)
+        assert tree.tree_.value[node, :, 0] == pytest.approx(mean, abs=1e-9)
+        assert fitted.model.node_labels[node] == table.configs[port[int(np.argmax(mean))]]
+        checked += 1
+    assert checked > 4
+
+
 def test_default_families_leave_a_gemm_family_to_the_choices() -> None:
     """train and lono cover the same families when none is named: those that run every convolution."""
     from predictor.model_key import default_families
