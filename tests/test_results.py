@@ -46,7 +46,8 @@ def test_one_row_from_the_reports_cells(tmp_path):
     root = _mini_root(tmp_path)
     rows = results.headline_table(root).splitlines()[2:]
     assert len(rows) == 1
-    lono = results.lono_summaries(root / "reports/lono/h200-f16nhwc90/REPORT.md")[("f16nhwc90", "dense")]
+    ((_, key, kind, _),) = results.shipped_models(root)  # the shipped kind, read from the model's summary
+    lono = results.lono_summaries(root / "reports/lono/h200-f16nhwc90/REPORT.md")[(key, kind)]
     hold = results.holdout_summaries(root / "reports/holdout/h200/REPORT.md")[0]["f16nhwc90"]
     assert f"| {lono.score} ({lono.layers}) | {lono.big} | {lono.tuned} | {hold.score} ({hold.layers}) |" in rows[0]
 
