@@ -53,7 +53,7 @@ from .neighbours import synthetic_neighbours
 from .portfolio import (ShapeTable, TrainError, best_single, dyadic, geomean_score, greedy_portfolio, log_ratio,
                         picked_times, portfolio_targets)
 from .schema import split_sm_key
-from .candidates import node_candidates
+from .leaf_candidates import node_candidates
 from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.

@@ -61,7 +61,7 @@ def test_retraining_reproduces_the_shipped_models(layout: Path) -> None:
                     f"{_versions()}: the pickles differ")
     run = SHIPPED_RUNS[0]
     methods = {f: ("--kind", kind, "--max-portfolio", str(mp)) for f, kind, mp in run.methods}
-    for f in fams:  # each with its shipped method (f16nhwc90: dense)
+    for f in fams:  # each with its shipped method (f16nhwc90: soft, i8nhwc90: blend)
         assert main([*run.sweeps, "--family", f, *methods.get(f, ()), "--models-dir", "fresh",
                      "--export-dir", "fresh-export", "--quiet"]) == 0
     for f in fams:
