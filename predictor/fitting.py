@@ -49,11 +49,11 @@ import numpy as np
 
 from .config import Family, KernelConfig
 from .features import FEATURE_NAMES
+from .leaf_candidates import node_candidates
 from .neighbours import synthetic_neighbours
 from .portfolio import (ShapeTable, TrainError, best_single, dyadic, geomean_score, greedy_portfolio, log_ratio,
                         picked_times, portfolio_targets)
 from .schema import split_sm_key
-from .leaf_candidates import node_candidates
 from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.
@@ -179,6 +179,12 @@ def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: i
     return _TEACHER_CACHE[key]
 
 
+def soft_labels(log_regret: np.ndarray, tau: float) -> np.ndarray:
+    """``softmax(-log_regret / tau)`` of every row (``soft``'s student targets)."""
+    S = np.exp(-(log_regret - log_regret.min(axis=1, keepdims=True)) / tau)
+    return S / S.sum(axis=1, keepdims=True)
+
+
 def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting: str,
               depth: int | None, min_leaf: int, seed: int, teacher: Teacher | None = None
               ) -> tuple[Any, np.ndarray, np.ndarray | None]:
@@ -197,13 +203,11 @@ def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, w
             assert teacher is not None, "the cost kinds need their teacher's configs"
             Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], seed, COPIES[kind], teacher.configs,
                                            NEAR.get(kind, 0.0))
-            labels = np.argmin(pred[:, list(teacher.members)], axis=1)
+            P = pred[:, list(teacher.members)]
             if kind in SOFT:
-                P = pred[:, list(teacher.members)]
-                S = np.exp(-(P - P.min(axis=1, keepdims=True)) / SOFT[kind])
                 reg = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=min_leaf, random_state=seed)
-                reg.fit(Z.astype(np.float32), S / S.sum(axis=1, keepdims=True))
-                return reg, np.arange(P.shape[1]), None
+                return reg.fit(Z.astype(np.float32), soft_labels(P, SOFT[kind])), np.arange(P.shape[1]), None
+            labels = np.argmin(P, axis=1)
         else:
             Z, pred = _teacher_predictions(X[keep], regret[keep], seed, COPIES[kind])
             labels = np.argmin(pred, axis=1)

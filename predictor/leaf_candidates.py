@@ -14,12 +14,12 @@ def node_candidates(costs: np.ndarray, answers: np.ndarray, configs: Sequence[st
                     ) -> list[tuple[str, ...]]:
     """Every node's candidates, up to ``n``: its answer, then ``allowed`` configs.
 
-    With the training problems' membership (``path``: problems x nodes, :func:`_decision_path`) and
+    With the training problems' membership (``path``: problems x nodes, ``predictor.fitting._decision_path``) and
     log-regrets (``regret``: problems x configs), each next candidate is the one that most lowers
     the node's total log-regret of *the best of the candidates so far* (what first-call tuning
     runs: the fastest candidate), so a candidate covers the problems its predecessors lose;
     once none lowers it (or without ``path``), the rest follow by least ``costs`` (nodes x configs,
-    :func:`_node_costs`: the total log-regret, alone). Ties go to table order."""
+    ``predictor.fitting._node_costs``: the total log-regret, alone). Ties go to table order."""
     index = {c: j for j, c in enumerate(configs)}
     cols = np.array(sorted(index[c] for c in allowed), dtype=np.int64)
     members = None if path is None or regret is None else path.tocsc()

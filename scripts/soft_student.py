@@ -22,7 +22,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from predictor.cost_teacher import CostTeacher  # noqa: E402
-from predictor.fitting import COPIES, REGRET_CLIP, TEACHER_CONFIGS, regret_matrix, synthetic_neighbours  # noqa: E402
+from predictor.fitting import (COPIES, REGRET_CLIP, TEACHER_CONFIGS, regret_matrix, soft_labels,  # noqa: E402
+                               synthetic_neighbours)
 from predictor.lono import BIG_GFLOP, gflop, load_sweeps, lono_split, network_groups, networks  # noqa: E402
 from predictor.model_key import model_key  # noqa: E402
 from predictor.portfolio import family_table, greedy_portfolio, picked_times  # noqa: E402
@@ -64,9 +65,8 @@ def _group(args):
             timings["regret"] = timings.get("regret", 0) + time.time() - t
             for tau in TAUS:
                 t = time.time()
-                S = np.exp(-(P - P.min(1, keepdims=True)) / tau)
-                S /= S.sum(1, keepdims=True)
-                reg = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=leaf, random_state=0).fit(Z, S)
+                reg = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=leaf, random_state=0)
+                reg.fit(Z, soft_labels(P, tau))
                 out[("soft", depth, leaf, tau)] = [port[j] for j in reg.predict(Xte).argmax(1)]
                 timings["soft"] = timings.get("soft", 0) + time.time() - t
     print(f"group {group[0]}...: {', '.join(f'{k} {v:.0f} s' for k, v in timings.items())}", flush=True)
