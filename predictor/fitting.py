@@ -28,6 +28,7 @@ config name.  The kinds differ in how the tree is grown and what a leaf answers:
   multi-output ``DecisionTreeRegressor`` of ``softmax(-predicted log-regret / tau)`` over the portfolio
   (:data:`SOFT`; on one-hot targets its squared error is the Gini impurity, so this is Gini on soft labels); a
   node answers the member of largest mean, so near-ties between members no longer split the tree on noise.
+  ``soft10``: the same at temperature 0.1 (softer labels; the paired screen preferred it for ``f16nhwc``).
 
 Every leaf also records its *candidates* for first-call tuning (:func:`node_candidates`, at most
 :data:`~predictor.tree_ir.MAX_CANDIDATES`): its answer, then exported configs (the model's ``classes``,
@@ -57,24 +58,25 @@ from .schema import split_sm_key
 from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
 #: Model kinds (module docstring); ``class`` is the first shipped method.
-KINDS = ("class", "repick", "regret", "distill", "cost", "dense", "blend", "near", "soft")
+KINDS = ("class", "repick", "regret", "distill", "cost", "dense", "blend", "near", "soft", "soft10")
 #: Kinds whose leaves answer their majority class (the others re-pick over the whole grid).
-MAJORITY_KINDS = frozenset({"class", "distill", "cost", "dense", "soft"})
+MAJORITY_KINDS = frozenset({"class", "distill", "cost", "dense", "soft", "soft10"})
 #: Kinds whose tree learns a teacher's labels of the training problems and perturbed copies of them.
-TEACHER_KINDS = frozenset({"distill", "cost", "dense", "blend", "near", "soft"})
-COST_KINDS, BLEND_KINDS = frozenset({"cost", "dense", "blend", "near", "soft"}), frozenset({"blend", "near"})  # CostTeacher
+TEACHER_KINDS = frozenset({"distill", "cost", "dense", "blend", "near", "soft", "soft10"})
+COST_KINDS = frozenset({"cost", "dense", "blend", "near", "soft", "soft10"})  # CostTeacher
+BLEND_KINDS = frozenset({"blend", "near"})
 #: ``blend``: the weight of a node's mean measured log-regret next to its mean teacher-predicted one.
 BLEND = 2.0
 #: The cost teacher's pair weighting per kind (``CostTeacher(near=...)``; 0, every pair alike, elsewhere).
 NEAR = {"near": 0.1}
-#: ``soft``: the temperature (in log-regret) of the soft labels its student learns.
-SOFT = {"soft": 0.05}
+#: ``soft`` kinds: the temperature (in log-regret) of the soft labels the student learns.
+SOFT = {"soft": 0.05, "soft10": 0.1}
 #: ``distill``'s teacher: a scikit-learn random forest regressor's parameters.
 TEACHER = {"n_estimators": 100, "min_samples_leaf": 2, "max_features": 0.5}
 #: ``distill`` and ``cost``: log-regrets above this (a member 2.7x slower) are learned as this by the teacher.
 REGRET_CLIP = 1.0
 #: Perturbed copies of each training problem the teacher labels for the student, per teacher kind.
-COPIES = {"distill": 8, "cost": 8, "dense": 16, "blend": 16, "near": 16, "soft": 16}
+COPIES = {"distill": 8, "cost": 8, "dense": 16, "blend": 16, "near": 16, "soft": 16, "soft10": 16}
 #: The kind :mod:`predictor.train` fits unless told otherwise.
 DEFAULT_KIND = "repick"
 #: Default hyper-parameter grid.

@@ -381,8 +381,9 @@ def test_each_teacher_kind_labels_its_number_of_copies(data, kind: str) -> None:
     assert COPIES["dense"] == 2 * COPIES["cost"]
 
 
-def test_soft_student_learns_the_teachers_soft_labels(data) -> None:
-    """``soft``: every node of the student holds the mean over its samples (training problems and copies) of
+@pytest.mark.parametrize("kind", ["soft", "soft10"])
+def test_soft_student_learns_the_teachers_soft_labels(data, kind: str) -> None:
+    """``soft`` kinds: every node of the student holds the mean over its samples (training problems and copies) of
     ``softmax(-teacher-predicted log-regret / SOFT)`` over the portfolio, and answers its largest member; the
     labels are soft (not the teacher's argmin alone)."""
     from predictor.fitting import (COPIES, SOFT, TEACHER_CONFIGS, _teacher_predictions, cost_teacher_set,
@@ -392,13 +393,13 @@ def test_soft_student_learns_the_teachers_soft_labels(data) -> None:
     df, _ = data
     table = family_table(df, FAM).table
     X = table.features().to_numpy(dtype=np.int64)
-    fitted = fit_model(table, X, "soft", (6, "uniform", 2, 6), 0)
+    fitted = fit_model(table, X, kind, (6, "uniform", 2, 6), 0)
     port = greedy_portfolio(table, 6)
     keep = portfolio_targets(table, port)[0] >= 0
     teacher = cost_teacher_set(table, port, greedy_portfolio(table, TEACHER_CONFIGS), regret_matrix(table))
-    Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], 0, COPIES["soft"], teacher.configs)
+    Z, pred = _teacher_predictions(X[keep], teacher.regret[keep], 0, COPIES[kind], teacher.configs)
     P = pred[:, list(teacher.members)]
-    S = np.exp(-(P - P.min(axis=1, keepdims=True)) / SOFT["soft"])
+    S = np.exp(-(P - P.min(axis=1, keepdims=True)) / SOFT[kind])
     S /= S.sum(axis=1, keepdims=True)
     assert (S.max(axis=1) < 0.99).mean() > 0.1  # soft: many samples hold more than one near-best member
     tree = fitted.model.estimator
