@@ -2,10 +2,10 @@
 
     python scripts/dilated_problems.py --count 400 --seed 31 --out sweeps/runs/s31/dilated.csv
 
-The default problem set's random stream gives dilation 2-6 to 15% of its square filters, and within 8 GFLOP
-until session 15, so the SM90 sweeps hold few dilated problems above dilation 2 (5 of ~2100 in ``f16nhwc90``'s),
-while segmentation networks (DeepLab-v3's ASPP: dilation 12/24/36 on 2048 channels; FCN; SSD's fc6: 6) run them at
-up to 2.5 TFLOP a layer.  This draws 3x3 filters (a few 5x5 / 7x7) with dilation 2-36 and same padding, C 128-2048
+The default problem set's random stream gives dilation 2-6 to 15% of its square filters and its grid has
+dilation 2, 6 and 12, but `f16nhwc90`'s sweeps hold dilated problems almost only at dilation 2: above it, 6 network
+layers (DeepLab-v3's and SSD's), while segmentation networks (DeepLab-v3's ASPP: dilation 12/24/36 on 2048
+channels; FCN; SSD's fc6: 6) run them at up to 2.5 TFLOP a layer.  This draws 3x3 filters (a few 5x5 / 7x7) with dilation 2-36 and same padding, C 128-2048
 and K 64-1024 log-uniform (multiples of 8, mostly not powers of two), H = W 17-160 (a few non-square), stride 1,
 N 1-32, within the default set's work and memory bounds; deterministic for a seed.  Rows are in draw order, so the
 first rows of a cut-short sweep are a random sample too.  The collector names their source ``user:<file name>``: a
