@@ -96,9 +96,26 @@ def test_tuned_equals_static_and_caches_a_candidate(disp, fam) -> None:
         assert st == 0 and idx2 == idx and torch.equal(y_again, y_tuned)
 
 
+def takes_source(disp, fam, index: int) -> bool:
+    """Whether config ``index`` reads the output's old values (``beta != 0``; ``KernelConfig.no_source``)."""
+    from predictor.config import KernelConfig
+
+    return not KernelConfig.from_name(disp.name(fam, index)).no_source
+
+
+def source_shapes(disp, fam, least: int):
+    """The test shapes of several candidates of which at least ``least`` take a source (``beta != 0``)."""
+    return [s for s in multi_candidate_shapes(disp, fam)
+            if sum(takes_source(disp, fam, i) for i in disp.candidates(fam, s, sms())) >= least]
+
+
 def test_beta_is_applied_once(disp, fam) -> None:
+    """``beta != 0``: the tuned call applies it once and caches one of the leaf's candidates that take a source
+    (the others cannot run it)."""
     disp.tune_clear(fam)
-    shape = multi_candidate_shapes(disp, fam)[0]
+    shapes = source_shapes(disp, fam, 1)
+    assert shapes, "no test shape lands in a leaf with several candidates, one of which takes a source"
+    shape = shapes[0]
     x, wt, y = tensors(shape, seed=1)
     y0 = torch.randn(y.shape, device="cuda", dtype=torch.float16)
     want = 0.5 * reference(shape, x, wt) + 0.75 * y0.float()
@@ -108,7 +125,27 @@ def test_beta_is_applied_once(disp, fam) -> None:
     st, idx, _ = run(disp, fam, shape, x, wt, y_tuned, 0.5, 0.75, tuned=True)  # tunes: several runs
     torch.cuda.synchronize()
     assert st == 0 and disp.tuned_pick(fam, shape, sms()) == idx
+    assert idx in disp.candidates(fam, shape, sms()) and takes_source(disp, fam, idx)
     assert close(y_tuned, want) and close(y_tuned, y_static)
+
+
+def test_beta_on_a_leaf_of_sourceless_kernels(disp, fam) -> None:
+    """A leaf whose candidates all lack a source (faster at ``beta = 0``) cannot run ``beta != 0``: the static and
+    tuned calls both fall back to a config that takes one, apply ``beta`` once, and cache no winner."""
+    disp.tune_clear(fam)
+    shapes = [s for s in SHAPES if not any(takes_source(disp, fam, i) for i in disp.candidates(fam, s, sms()))]
+    if not shapes:
+        pytest.skip(f"no test shape lands in a leaf of {fam} whose candidates all lack a source")
+    shape = shapes[0]
+    x, wt, y = tensors(shape, seed=4)
+    y0 = torch.randn(y.shape, device="cuda", dtype=torch.float16)
+    want = 0.5 * reference(shape, x, wt) + 0.75 * y0.float()
+    for tuned in (False, True):
+        out = y0.clone()
+        st, idx, _ = run(disp, fam, shape, x, wt, out, 0.5, 0.75, tuned=tuned)
+        torch.cuda.synchronize()
+        assert st == 0 and takes_source(disp, fam, idx) and close(out, want)
+    assert disp.tuned_pick(fam, shape, sms()) == -1
 
 
 def test_capture_never_tunes(disp, fam) -> None:
