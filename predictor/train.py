@@ -392,7 +392,7 @@ SHIPPED_RUNS = (
                         "i8nhwc+i8nhwc90+i8gemm90"),
                # each kind is what leave-network-group-out chose (reports/lono/; those replaced: .../experiments/)
                methods=(("i8nc32", "dense", 24), ("f16nhwc90", "soft", 24), ("i8nhwc", "blend", 24), ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
-                        ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24), ("f16nhwc", "cost", 24), ("i8nhwc90", "blend", 24), ("f16nhwc+f16nhwc90", "cost", 24))),
+                        ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24), ("f16nhwc", "soft10", 24), ("i8nhwc90", "blend", 24), ("f16nhwc+f16nhwc90", "cost", 24))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature; f16nhwc repick (the default)
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",

@@ -7,7 +7,8 @@
 #                            its row in reports/lono/h200 is the repick tree it replaced
 #   reports/lono/h200-i8nc32 i8nc32 as shipped (kind dense since session 19, portfolio up to 24); its row in
 #                            reports/lono/h200 is the repick tree it replaced
-#   reports/lono/h200-f16nhwc f16nhwc as shipped (kind cost since session 16, portfolio up to 24)
+#   reports/lono/h200-f16nhwc f16nhwc as shipped (kind soft10 since session 31, portfolio up to 24; the cost tree of
+#                            sessions 16-30: reports/lono/experiments/h200-f16nhwc-cost)
 #   reports/lono/h200-i8nhwc90 i8nhwc90 as shipped (kind blend since session 27, portfolio up to 24; the dense tree of
 #                            sessions 17-26: reports/lono/experiments/h200-i8nhwc90-dense, the cost tree:
 #                            reports/lono/experiments/h200-i8nhwc90-cost); both rows in reports/lono/h200 are the
@@ -47,7 +48,7 @@ python -m predictor.lono sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet 
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet --family i8nc32 \
   --groups 6 --kind dense --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nc32
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-graph-f16.parquet --family f16nhwc \
-  --groups 6 --kind cost --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc
+  --groups 6 --kind soft10 --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet \
   --family i8nhwc90 \
   --groups 6 --kind blend --max-portfolio 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc90
