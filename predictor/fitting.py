@@ -57,26 +57,26 @@ from .portfolio import (ShapeTable, TrainError, best_single, dyadic, geomean_sco
 from .schema import split_sm_key
 from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
+#: ``soft`` kinds: the temperature (in log-regret) of the soft labels the student learns.
+SOFT = {"soft": 0.05, "soft10": 0.1}
 #: Model kinds (module docstring); ``class`` is the first shipped method.
-KINDS = ("class", "repick", "regret", "distill", "cost", "dense", "blend", "near", "soft", "soft10")
+KINDS = ("class", "repick", "regret", "distill", "cost", "dense", "blend", "near", *SOFT)
 #: Kinds whose leaves answer their majority class (the others re-pick over the whole grid).
-MAJORITY_KINDS = frozenset({"class", "distill", "cost", "dense", "soft", "soft10"})
+MAJORITY_KINDS = frozenset({"class", "distill", "cost", "dense", *SOFT})
 #: Kinds whose tree learns a teacher's labels of the training problems and perturbed copies of them.
-TEACHER_KINDS = frozenset({"distill", "cost", "dense", "blend", "near", "soft", "soft10"})
-COST_KINDS = frozenset({"cost", "dense", "blend", "near", "soft", "soft10"})  # CostTeacher
+TEACHER_KINDS = frozenset({"distill", "cost", "dense", "blend", "near", *SOFT})
+COST_KINDS = frozenset({"cost", "dense", "blend", "near", *SOFT})  # CostTeacher
 BLEND_KINDS = frozenset({"blend", "near"})
 #: ``blend``: the weight of a node's mean measured log-regret next to its mean teacher-predicted one.
 BLEND = 2.0
 #: The cost teacher's pair weighting per kind (``CostTeacher(near=...)``; 0, every pair alike, elsewhere).
 NEAR = {"near": 0.1}
-#: ``soft`` kinds: the temperature (in log-regret) of the soft labels the student learns.
-SOFT = {"soft": 0.05, "soft10": 0.1}
 #: ``distill``'s teacher: a scikit-learn random forest regressor's parameters.
 TEACHER = {"n_estimators": 100, "min_samples_leaf": 2, "max_features": 0.5}
 #: ``distill`` and ``cost``: log-regrets above this (a member 2.7x slower) are learned as this by the teacher.
 REGRET_CLIP = 1.0
 #: Perturbed copies of each training problem the teacher labels for the student, per teacher kind.
-COPIES = {"distill": 8, "cost": 8, "dense": 16, "blend": 16, "near": 16, "soft": 16, "soft10": 16}
+COPIES = {"distill": 8, "cost": 8, "dense": 16, "blend": 16, "near": 16, **dict.fromkeys(SOFT, 16)}
 #: The kind :mod:`predictor.train` fits unless told otherwise.
 DEFAULT_KIND = "repick"
 #: Default hyper-parameter grid.
