@@ -79,8 +79,10 @@ REGRET_CLIP = 1.0
 COPIES = {"distill": 8, "cost": 8, "dense": 16, "blend": 16, "near": 16, **dict.fromkeys(SOFT, 16)}
 #: The kind :mod:`predictor.train` fits unless told otherwise.
 DEFAULT_KIND = "repick"
-#: Default hyper-parameter grid.
+#: Default hyper-parameter grid (k: :func:`portfolio_sizes`) and how much CV geomean a smaller model may lose and
+#: still be chosen (0: the best; predictor.train and predictor.lono alike).
 K_GRID = (2, 3, 4, 6, 8, 10, 12, 16, 24)
+CV_TOLERANCE = 0.0
 DEPTH_GRID = (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20)
 MIN_LEAF_GRID = (1, 2, 4, 8, 16, 32)
 WEIGHTINGS = ("regret", "expand", "uniform")
@@ -111,6 +113,12 @@ def training_set(X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting
         rows, cols = np.nonzero(w > 0)
         return X[rows], cols, w[rows, cols]
     raise ValueError(f"unknown weighting {weighting!r}")
+
+
+def portfolio_sizes(k_grid: Sequence[int] | None, max_portfolio: int) -> list[int]:
+    """The portfolio sizes to cross-validate: ``k_grid`` (default :data:`K_GRID` and ``max_portfolio``) in 1..max."""
+    grid = sorted({k for k in K_GRID if k <= max_portfolio} | {max_portfolio}) if not k_grid else k_grid
+    return [k for k in grid if 1 <= k <= max_portfolio] or [max_portfolio]
 
 
 def regret_matrix(table: ShapeTable) -> np.ndarray:

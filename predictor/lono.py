@@ -1,7 +1,7 @@
 """Leave-one-network-out evaluation: every network's layers scored by a model that never saw them.
 
     python -m predictor.lono SWEEP.parquet [SWEEP ...] [--kind class --kind repick] [--family F]
-        [--target sm_87] [--max-portfolio 24] [--folds 5] [--seed 0] [--cv-tolerance 0.002] --out reports/lono
+        [--target sm_87] [--max-portfolio 24] [--k-grid K ...] [--folds 5] [--seed 0] [--cv-tolerance 0] --out reports/lono
         [--groups 6] [--jobs 6] [--threads 3] [--parts DIR]
 
 (``--jobs``: processes, one held-out fold each; ``--threads``: inner CV folds per process; ``--parts``: keep each
@@ -44,7 +44,8 @@ import pandas as pd
 from .model_key import CLI_HELP, Key, cli_model_key, default_families, model_key
 from .features import ConvProblem
 from .fitting import (
-    DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MAX_CANDIDATES, MIN_LEAF_GRID, WEIGHTINGS, base_keys, fit_key, model_ir,
+    CV_TOLERANCE, DEFAULT_KIND, DEPTH_GRID, KINDS, MAX_CANDIDATES, MIN_LEAF_GRID, WEIGHTINGS, base_keys, fit_key,
+    model_ir, portfolio_sizes,
 )
 from .cli import setup_logging
 from .portfolio import ShapeTable, TrainError, best_single, check_no_overlap, family_table, metrics, picked_times
@@ -67,9 +68,11 @@ class Settings:
 
     kinds: tuple[str, ...] = ("class", DEFAULT_KIND)
     max_portfolio: int = 24
+    #: portfolio sizes to cross-validate (empty: predictor.train's default grid)
+    k_sizes: tuple[int, ...] = ()
     folds: int = 5
     seed: int = 0
-    tolerance: float = 0.002
+    tolerance: float = CV_TOLERANCE
     depth_grid: tuple[int, ...] = DEPTH_GRID
     min_leaf_grid: tuple[int, ...] = MIN_LEAF_GRID
     weightings: tuple[str, ...] = WEIGHTINGS
@@ -78,7 +81,7 @@ class Settings:
 
     @property
     def k_grid(self) -> list[int]:
-        return sorted({k for k in K_GRID if k <= self.max_portfolio} | {self.max_portfolio})
+        return portfolio_sizes(self.k_sizes, self.max_portfolio)
 
 
 def _catalog_keys() -> dict[str, frozenset[str]]:
@@ -321,8 +324,9 @@ def report_markdown(layers: pd.DataFrame, folds: pd.DataFrame, *, command: str, 
         f"- date: {date}; wall time {seconds / 60:.1f} min" + (f" ({resumed})" if resumed else ""),
         *[f"- sweep `{p}` sha256 `{file_sha256(p)}` ({gpu})" for p, gpu in sweeps],
         f"- model kinds (`predictor.fitting`): {', '.join(f'`{k}`' for k in kinds)}; hyper-parameters of every "
-        f"fold chosen by {settings.folds}-fold grouped CV inside its training set (k ≤ {settings.max_portfolio} "
-        f"from {settings.k_grid}, depth, min_samples_leaf, weighting; tolerance {settings.tolerance})",
+        f"fold chosen by {settings.folds}-fold grouped CV inside its training set (depth, min_samples_leaf, "
+        f"weighting; k from {settings.k_grid}; tolerance {settings.tolerance}), as predictor.train chooses them"
+        + (f" except k, which it searches in {portfolio_sizes(None, settings.max_portfolio)}" if settings.k_sizes else ""),
         ("- held out: one network's layers" if settings.groups <= 0 else
          f"- held out: the networks dealt (sorted, round-robin) into {settings.groups} groups, each group's layers "
          "together (every network's layers are scored by a model that saw neither it nor the rest of its group)")
@@ -407,6 +411,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "convolution): " + CLI_HELP)
     p.add_argument("--target", choices=list(TARGETS), default=None, help="restrict configs as predictor.train does")
     p.add_argument("--max-portfolio", type=int, default=Settings.max_portfolio, help="largest k considered")
+    p.add_argument("--k-grid", type=int, nargs="+", default=(), metavar="K",
+                   help="portfolio sizes to cross-validate (default: predictor.train's; --k-grid 24 fits a ninth of "
+                        "the trees, and is the same choice wherever the CV of every k would choose 24)")
     p.add_argument("--folds", type=int, default=Settings.folds, help="inner GroupKFold splits")
     p.add_argument("--seed", type=int, default=Settings.seed)
     p.add_argument("--cv-tolerance", type=float, default=Settings.tolerance)
@@ -435,9 +442,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_portfolio < 1:
         raise SystemExit("predictor.lono: --max-portfolio must be >= 1")
     kinds = tuple(dict.fromkeys(args.kind or ("class", DEFAULT_KIND)))
-    settings = Settings(kinds=kinds, max_portfolio=args.max_portfolio, folds=args.folds, seed=args.seed,
-                        groups=args.groups,
-                        tolerance=args.cv_tolerance)
+    settings = Settings(kinds=kinds, max_portfolio=args.max_portfolio, k_sizes=tuple(args.k_grid), folds=args.folds,
+                        seed=args.seed, groups=args.groups, tolerance=args.cv_tolerance)
     command = "python -m predictor.lono " + " ".join(shlex.quote(a) for a in argv)
     t0 = time.time()
     try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,18 @@ def _table_after(text: str, heading: str) -> list[list[str]]:
         elif rows:
             break
     return rows[2:]  # header and rule
+
+
+def lono_protocol(report: Path) -> str:
+    """How a ``predictor.lono`` report's folds chose their hyper-parameters: the portfolio sizes searched and the
+    CV tolerance, as ``k 2-24, tol 0.002`` (its ``model kinds`` line)."""
+    line = next((x for x in report.read_text().splitlines() if x.startswith("- model kinds")), "")
+    ks = re.search(r"from \[([0-9, ]+)\]", line)
+    tol = re.search(r"tolerance ([0-9.]+)", line)
+    if not ks or not tol:
+        raise ResultsError(f"{report}: no portfolio sizes and CV tolerance in its model kinds line")
+    k = [int(x) for x in ks.group(1).split(",")]
+    return f"k {k[0]}" + (f"-{k[-1]}" if len(k) > 1 else "") + f", tol {float(tol.group(1)):g}"
 
 
 def lono_summaries(report: Path) -> dict[tuple[str, str], Summary]:
@@ -153,13 +166,13 @@ def headline_table(root: Path = ROOT) -> str:
                 used.add(hold_dir / "REPORT.md")
         hold_cells = (f"{h.score} ({h.layers})", h.big) if h else ("—", "—")
         reports = f"`{rep.parent.relative_to(root)}`" + (f", `{hold_dir.relative_to(root)}`" if h else "")
-        lines.append(f"| `{slug}` `{key}` | `{kind}` ({k}) | {s.score} ({s.layers}) | {s.big} | {s.tuned} "
-                     f"| {hold_cells[0]} | {hold_cells[1]} | {reports} |")
+        lines.append(f"| `{slug}` `{key}` | `{kind}` ({k}) | {lono_protocol(rep)} | {s.score} ({s.layers}) | {s.big} "
+                     f"| {s.tuned} | {hold_cells[0]} | {hold_cells[1]} | {reports} |")
     held_out = set().union(*(holdout_networks(r) for r in used))
     head = [
-        "| model | kind (k) | network layers never trained on: geomean / P10 / worst | > 8 GFLOP | first-call tuned "
-        f"| {len(held_out)} held-out networks | held-out, > 8 GFLOP | reports |",
-        "|---|---|---|---|---|---|---|---|",
+        "| model | kind (k) | leave-out folds' CV | network layers never trained on: geomean / P10 / worst | > 8 GFLOP "
+        f"| first-call tuned | {len(held_out)} held-out networks | held-out, > 8 GFLOP | reports |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     return "\n".join(head + lines) + "\n"
 

@@ -59,8 +59,8 @@ from .config import SEED_CONFIG, Family, KernelConfig
 from .features import FEATURE_NAMES
 from .model_key import CLI_HELP, Key, cli_model_key, default_families, model_key
 from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.train has always offered
-    DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MIN_LEAF_GRID, WEIGHTINGS, CVResult, Fitted, _folds, base_keys, cross_validate,
-    fit_key, fit_model, model_ir, training_set,
+    CV_TOLERANCE, DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MIN_LEAF_GRID, WEIGHTINGS, CVResult, Fitted, _folds, base_keys,
+    cross_validate, fit_key, fit_model, model_ir, portfolio_sizes, training_set,
 )
 from .portfolio import (
     FamilyTable, ShapeTable, TrainError, best_single, eligible_rows, family_table, metrics, picked_times,
@@ -181,14 +181,6 @@ def training_sets(df: pd.DataFrame, family: Key, target: str | None,
     return TrainingSets(ft, train_t, hold_t, X, Xh)
 
 
-def portfolio_sizes(k_grid: Sequence[int] | None, max_portfolio: int) -> list[int]:
-    """The portfolio sizes k to cross-validate: ``k_grid`` (default :data:`K_GRID` and
-    ``max_portfolio``) limited to 1..``max_portfolio``."""
-    if k_grid is None:
-        k_grid = sorted({k for k in K_GRID if k <= max_portfolio} | {max_portfolio})
-    return [k for k in k_grid if 1 <= k <= max_portfolio] or [max_portfolio]
-
-
 def _model_meta(family: Key, sets: TrainingSets, fitted: Fitted, cv: CVResult, *, slug: str, target: str | None,
                 sweep: Path, sweep_sha: str, seed: int, kind: str) -> dict[str, Any]:
     """The metadata stored with the model (tree IR and joblib), before the scores are added."""
@@ -270,7 +262,7 @@ def _summary(family: Key, sets: TrainingSets, meta: dict[str, Any], ir: TreeIR, 
 
 def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, target: str | None,
                  max_portfolio: int, seed: int, holdout_prefixes: Sequence[str], folds: int = 5,
-                 tolerance: float = 0.002, k_grid: Sequence[int] | None = None,
+                 tolerance: float = CV_TOLERANCE, k_grid: Sequence[int] | None = None,
                  depth_grid: Sequence[int] = DEPTH_GRID, min_leaf_grid: Sequence[int] = MIN_LEAF_GRID,
                  weightings: Sequence[str] = WEIGHTINGS, command: str = "",
                  slug_override: str | None = None, kind: str = DEFAULT_KIND, threads: int = 1) -> FamilyModel:
@@ -441,6 +433,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "in --models-dir)")
     p.add_argument("--no-export", action="store_true", help="do not write the C++ header")
     p.add_argument("--max-portfolio", type=int, default=12, help="largest portfolio (k) considered")
+    p.add_argument("--k-grid", type=int, nargs="+", default=None, metavar="K",
+                   help="portfolio sizes to cross-validate (default: predictor.fitting.K_GRID up to --max-portfolio, "
+                        "and it)")
     p.add_argument("--kind", choices=KINDS, default=DEFAULT_KIND,
                    help="model kind (predictor.fitting; --all: each shipped key's own, SHIPPED_RUNS)")
     p.add_argument("--seed", type=int, default=0, help="seed of the cross-validation folds and the trees")
@@ -450,7 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="restrict to configs that run on this arch (predictor.targets: its family runs there and "
                         "its measured shared memory fits a block); default: all configs of the sweep's GPU")
     p.add_argument("--folds", type=int, default=5, help="GroupKFold splits")
-    p.add_argument("--cv-tolerance", type=float, default=0.0,
+    p.add_argument("--cv-tolerance", type=float, default=CV_TOLERANCE,
                    help="prefer the smallest model within this much CV geomean of the best (0: the best; "
                         "0.002 gives k=8 instead of 12 for i8nc32 on the H200 sweep at -0.002 geomean)")
     p.add_argument("--threads", type=int, default=cores(most=5),
@@ -529,7 +524,7 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
                          slug_override=args.slug, kind=kind,
                          max_portfolio=max_portfolio, seed=args.seed,
                          holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
-                         tolerance=args.cv_tolerance, command=command, threads=args.threads)
+                         tolerance=args.cv_tolerance, k_grid=args.k_grid, command=command, threads=args.threads)
         paths = save_model(m, args.models_dir)
         _LOG.info("%s: wrote %s", f, ", ".join(str(p) for p in paths.values()))
         if not args.quiet:
@@ -549,7 +544,7 @@ def train_shipped(args: argparse.Namespace) -> None:
         raise TrainError("--all trains exactly the shipped runs: it takes no sweep, --family, --slug, --target "
                          "or --no-export")
     parser = build_parser()
-    changed = [a for a in ("kind", "max_portfolio", "seed", "holdout_sources", "folds", "cv_tolerance", "models_dir",
+    changed = [a for a in ("kind", "max_portfolio", "k_grid", "seed", "holdout_sources", "folds", "cv_tolerance", "models_dir",
                            "export_dir") if getattr(args, a) != parser.get_default(a)]
     if changed:
         raise TrainError(f"--all uses the default settings; it cannot be combined with --{changed[0].replace('_', '-')}")

@@ -420,6 +420,21 @@ def test_default_families_leave_a_gemm_family_to_the_choices() -> None:
     assert default_families({"f16gemm90", "i8nc32", "f16nhwc", "f16nhwc90", "bogus"}) == ["f16nhwc", "f16nhwc90", "i8nc32"]
 
 
+def test_hyper_parameters_are_chosen_as_train_chooses_them() -> None:
+    """The leave-out folds choose their hyper-parameters as ``predictor.train`` does (same CV tolerance, same grid
+    of portfolio sizes unless one is asked for), so the figures are those of the shipped method."""
+    from predictor.fitting import CV_TOLERANCE, portfolio_sizes
+    from predictor.lono import build_parser as lono_parser
+    from predictor.train import build_parser as train_parser
+
+    assert Settings().tolerance == CV_TOLERANCE == train_parser().get_default("cv_tolerance")
+    assert lono_parser().get_default("cv_tolerance") == CV_TOLERANCE
+    assert Settings(max_portfolio=24).k_grid == portfolio_sizes(None, 24) == [2, 3, 4, 6, 8, 10, 12, 16, 24]
+    assert Settings(max_portfolio=20).k_grid == [2, 3, 4, 6, 8, 10, 12, 16, 20]
+    assert Settings(max_portfolio=12, k_sizes=(4, 12, 24)).k_grid == [4, 12]
+    assert portfolio_sizes([30], 24) == [24]
+
+
 @pytest.mark.parametrize("kind", ["repick", "cost"])
 def test_threads_do_not_change_the_cross_validation(data, kind: str) -> None:
     """``threads`` fits the CV folds in parallel: every score, the chosen combination and every

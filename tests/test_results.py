@@ -50,6 +50,22 @@ def test_one_row_from_the_reports_cells(tmp_path):
     lono = results.lono_summaries(root / "reports/lono/h200-f16nhwc90/REPORT.md")[(key, kind)]
     hold = results.holdout_summaries(root / "reports/holdout/h200/REPORT.md")[0]["f16nhwc90"]
     assert f"| {lono.score} ({lono.layers}) | {lono.big} | {lono.tuned} | {hold.score} ({hold.layers}) |" in rows[0]
+    assert f"| `{kind}` (24) | k 24, tol 0 | {lono.score}" in rows[0]  # how its folds chose, from the report
+
+
+def test_the_folds_protocol_is_read_from_the_report(tmp_path):
+    """The column of how the leave-out folds chose their hyper-parameters: both wordings of the report's line."""
+    rep = tmp_path / "REPORT.md"
+    rep.write_text("- model kinds (`predictor.fitting`): `cost`; hyper-parameters of every fold chosen by 5-fold "
+                   "grouped CV inside its training set (k ≤ 24 from [2, 3, 4, 6, 8, 10, 12, 16, 24], depth, "
+                   "min_samples_leaf, weighting; tolerance 0.002)\n")
+    assert results.lono_protocol(rep) == "k 2-24, tol 0.002"
+    rep.write_text("- model kinds: `soft`; ... (depth, min_samples_leaf, weighting; k from [24]; tolerance 0.0), as "
+                   "predictor.train chooses them except k\n")
+    assert results.lono_protocol(rep) == "k 24, tol 0"
+    rep.write_text("- model kinds: `soft`\n")
+    with pytest.raises(results.ResultsError, match="no portfolio sizes"):
+        results.lono_protocol(rep)
 
 
 def test_a_holdout_report_of_another_model_is_refused(tmp_path):
