@@ -190,9 +190,10 @@ def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: i
 
 
 def soft_labels(log_regret: np.ndarray, tau: float) -> np.ndarray:
-    """``softmax(-log_regret / tau)`` of every row (``soft``'s student targets)."""
+    """``softmax(-log_regret / tau)`` of every row (``soft``'s student targets), :func:`dyadic`: the student
+    must not depend on the last bit of a platform's SIMD ``exp`` (its split gains sum these exactly)."""
     S = np.exp(-(log_regret - log_regret.min(axis=1, keepdims=True)) / tau)
-    return S / S.sum(axis=1, keepdims=True)
+    return dyadic(S / S.sum(axis=1, keepdims=True))
 
 
 def _fit_tree(kind: str, X: np.ndarray, label: np.ndarray, regret: np.ndarray, weighting: str,

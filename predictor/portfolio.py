@@ -194,7 +194,7 @@ def build_table(rows: pd.DataFrame, sms: int, configs: Sequence[str] | None = No
                       configs, times[has]), dropped
 
 
-#: Log-ratios that steer training (regrets, portfolio scores, sample weights) are rounded to
+#: Log-ratios that steer training (regrets, portfolio and CV scores, sample weights; soft labels) are rounded to
 #: multiples of ``2**-LOG_BITS``: sums of such numbers are exact in float64 for any order (up to
 #: ~2**29 of them of magnitude < 1), so a fitted model cannot depend on the summation order of a
 #: BLAS/SIMD path or on the last bit of a platform's ``log`` (retraining reproduces it byte for byte).
@@ -209,6 +209,14 @@ def dyadic(x: np.ndarray) -> np.ndarray:
 def log_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``log(a / b)``, :func:`dyadic`."""
     return dyadic(np.log(a / b))
+
+
+def geomean(r: np.ndarray) -> float:
+    """Geometric mean of the positive ratios ``r``: their logs :func:`dyadic` and summed exactly
+    (``math.fsum``), so the score does not depend on a platform's SIMD ``log`` or summation order (the CV
+    choice compares such scores, and the model files store them)."""
+    r = np.asarray(r, dtype=np.float64)
+    return math.exp(math.fsum(dyadic(np.log(r))) / len(r))
 
 
 class TrainError(ValueError):
@@ -342,7 +350,7 @@ def metrics(oracle: np.ndarray, picked: np.ndarray) -> dict[str, float] | None:
     r = oracle / picked
     return {
         "shapes": int(len(r)),
-        "geomean": float(np.exp(np.mean(np.log(r)))),
+        "geomean": geomean(r),
         "p10": float(np.percentile(r, 10)),
         "worst": float(np.min(r)),
         "exact": float(np.mean(picked <= oracle * (1 + 1e-12))),
@@ -350,7 +358,8 @@ def metrics(oracle: np.ndarray, picked: np.ndarray) -> dict[str, float] | None:
 
 
 def geomean_score(oracle: np.ndarray, picked: np.ndarray) -> float:
-    return float(np.exp(np.mean(np.log(oracle / picked))))
+    """:func:`geomean` of ``oracle / picked``."""
+    return geomean(np.asarray(oracle, float) / np.asarray(picked, float))
 
 
 # --------------------------------------------------------------------------- portfolio
@@ -440,4 +449,4 @@ def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.n
 
 
 __all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "check_no_overlap", "one_method_per_problem", "effective_times", "picked_times", "metrics",
-           "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "LOG_BITS"]
+           "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "geomean", "LOG_BITS"]

@@ -303,3 +303,25 @@ def test_sweeps_repeat_a_problem_only_under_another_timing_method(tmp_path: Path
     ok = eligible_rows(both)
     assert set(ok["timing_method"]) == {3}
     assert len(ok) == len(eligible_rows(df))
+
+
+def test_scores_and_soft_labels_do_not_depend_on_the_last_bit() -> None:
+    """A platform's SIMD ``log``/``exp`` may differ in the last bit (AVX-512 against AVX2), and the model files
+    must not: CV scores and ``soft``'s student targets are equal for inputs one ulp apart, and sum exactly."""
+    from predictor.fitting import soft_labels
+    from predictor.portfolio import geomean, geomean_score
+
+    rng = np.random.default_rng(0)
+    r = rng.uniform(0.3, 1.0, 5000)
+    assert geomean(r) == geomean(np.nextafter(r, 2.0)) == geomean(r[::-1])
+    assert geomean(r) == pytest.approx(float(np.exp(np.log(r).mean())), rel=1e-7)
+    assert geomean_score(np.ones(3), np.array([1.0, 2.0, 4.0])) == pytest.approx(0.5, rel=1e-7)
+    P = rng.normal(0.0, 0.2, (2000, 24))
+    Q = np.nextafter(P, np.inf)
+    naive = lambda x: np.exp(-(x - x.min(1, keepdims=True)) / 0.05)  # noqa: E731
+    assert not np.array_equal(naive(P), naive(Q))  # the nudge does reach exp's result
+    for tau in (0.05, 0.1):
+        S = soft_labels(P, tau)
+        assert np.array_equal(S, soft_labels(Q, tau))
+        assert np.array_equal(S.sum(0), S[::-1].sum(0))
+        np.testing.assert_allclose(S.sum(1), 1.0, atol=1e-6)
