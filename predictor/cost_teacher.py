@@ -18,6 +18,7 @@ import numpy as np
 
 from .config import KernelConfig
 from .features import FEATURE_NAMES
+from .portfolio import scalar_exp
 
 #: The regressor's parameters (no early stopping: its validation split would depend on the row order).
 PARAMS: dict[str, Any] = {"max_iter": 1000, "learning_rate": 0.1, "max_leaf_nodes": 63, "min_samples_leaf": 20,
@@ -88,7 +89,7 @@ class CostTeacher:
         if regret.shape != (len(X), len(self.configs)):
             raise ValueError(f"regret is {regret.shape}, expected ({len(X)}, {len(self.configs)})")
         y = regret.ravel()
-        weight = np.exp(-y / self.near) + NEAR_FLOOR if self.near > 0 else None
+        weight = scalar_exp(-y / self.near) + NEAR_FLOOR if self.near > 0 else None
         self.model = HistGradientBoostingRegressor(random_state=self.seed, **PARAMS)
         self.model.fit(pair_matrix(X, self.C, self.fields), y, sample_weight=weight)
         return self

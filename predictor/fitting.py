@@ -53,7 +53,7 @@ from .features import FEATURE_NAMES
 from .leaf_candidates import node_candidates
 from .neighbours import synthetic_neighbours
 from .portfolio import (ShapeTable, TrainError, best_single, dyadic, geomean_score, greedy_portfolio, log_ratio,
-                        picked_times, portfolio_targets)
+                        picked_times, portfolio_targets, scalar_exp)
 from .schema import split_sm_key
 from .tree_ir import MAX_CANDIDATES, TreeIR, compose
 
@@ -190,9 +190,9 @@ def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: i
 
 
 def soft_labels(log_regret: np.ndarray, tau: float) -> np.ndarray:
-    """``softmax(-log_regret / tau)`` of every row (``soft``'s student targets), :func:`dyadic`: the student
-    must not depend on the last bit of a platform's SIMD ``exp`` (its split gains sum these exactly)."""
-    S = np.exp(-(log_regret - log_regret.min(axis=1, keepdims=True)) / tau)
+    """``softmax(-log_regret / tau)`` of every row (``soft``'s student targets; ``exp``: :func:`scalar_exp`),
+    :func:`dyadic`, so the student's split gains sum them exactly, in any order."""
+    S = scalar_exp(-(log_regret - log_regret.min(axis=1, keepdims=True)) / tau)
     return dyadic(S / S.sum(axis=1, keepdims=True))
 
 

@@ -197,7 +197,8 @@ def build_table(rows: pd.DataFrame, sms: int, configs: Sequence[str] | None = No
 #: Log-ratios that steer training (regrets, portfolio and CV scores, sample weights; soft labels) are rounded to
 #: multiples of ``2**-LOG_BITS``: sums of such numbers are exact in float64 for any order (up to
 #: ~2**29 of them of magnitude < 1), so a fitted model cannot depend on the summation order of a
-#: BLAS/SIMD path or on the last bit of a platform's ``log`` (retraining reproduces it byte for byte).
+#: BLAS/SIMD path; their ``log``/``exp`` are the C library's (:func:`scalar_log`), not numpy's SIMD loops, whose
+#: last bit depends on the CPU (retraining reproduces a model byte for byte on any x86-64 machine).
 LOG_BITS = 24
 
 
@@ -206,17 +207,32 @@ def dyadic(x: np.ndarray) -> np.ndarray:
     return np.ldexp(np.round(np.ldexp(np.asarray(x, dtype=np.float64), LOG_BITS)), -LOG_BITS)
 
 
+def _log(v: float) -> float:
+    return math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan)
+
+
+def scalar_log(x: np.ndarray) -> np.ndarray:
+    """``np.log(x)``, element by element with Python's ``math.log`` (the C library's): numpy's SIMD loops
+    differ in the last bit between AVX-512 and other CPUs (numpy issue 23523), the C library does not."""
+    return np.frompyfunc(_log, 1, 1)(np.asarray(x, dtype=np.float64)).astype(np.float64)
+
+
+def scalar_exp(x: np.ndarray) -> np.ndarray:
+    """``np.exp(x)`` with ``math.exp``, for the reason :func:`scalar_log` gives."""
+    return np.frompyfunc(math.exp, 1, 1)(np.asarray(x, dtype=np.float64)).astype(np.float64)
+
+
 def log_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``log(a / b)``, :func:`dyadic`."""
-    return dyadic(np.log(a / b))
+    """``log(a / b)`` (:func:`scalar_log`), :func:`dyadic`."""
+    return dyadic(scalar_log(np.asarray(a, dtype=np.float64) / b))
 
 
 def geomean(r: np.ndarray) -> float:
-    """Geometric mean of the positive ratios ``r``: their logs :func:`dyadic` and summed exactly
-    (``math.fsum``), so the score does not depend on a platform's SIMD ``log`` or summation order (the CV
-    choice compares such scores, and the model files store them)."""
+    """Geometric mean of the positive ratios ``r``: their logs (:func:`scalar_log`) :func:`dyadic` and summed
+    exactly (``math.fsum``), so the score does not depend on the CPU's SIMD or a summation order (the CV choice
+    compares such scores, and the model files store them)."""
     r = np.asarray(r, dtype=np.float64)
-    return math.exp(math.fsum(dyadic(np.log(r))) / len(r))
+    return math.exp(math.fsum(dyadic(scalar_log(r))) / len(r))
 
 
 class TrainError(ValueError):
@@ -449,4 +465,4 @@ def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.n
 
 
 __all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "check_no_overlap", "one_method_per_problem", "effective_times", "picked_times", "metrics",
-           "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "geomean", "LOG_BITS"]
+           "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "geomean", "scalar_log", "scalar_exp", "LOG_BITS"]
