@@ -387,7 +387,8 @@ def test_soft_student_learns_the_teachers_soft_labels(data, kind: str) -> None:
     ``softmax(-teacher-predicted log-regret / SOFT)`` over the portfolio, and answers its largest member; the
     labels are soft (not the teacher's argmin alone)."""
     from predictor.fitting import (COPIES, SOFT, TEACHER_CONFIGS, _teacher_predictions, cost_teacher_set,
-                                   regret_matrix)
+                                   regret_matrix, soft_labels)
+    from predictor.portfolio import LOG_BITS
     from predictor.portfolio import greedy_portfolio, portfolio_targets
 
     df, _ = data
@@ -402,6 +403,9 @@ def test_soft_student_learns_the_teachers_soft_labels(data, kind: str) -> None:
     S = np.exp(-(P - P.min(axis=1, keepdims=True)) / SOFT[kind])
     S /= S.sum(axis=1, keepdims=True)
     assert (S.max(axis=1) < 0.99).mean() > 0.1  # soft: many samples hold more than one near-best member
+    learned = soft_labels(P, SOFT[kind])  # S on the 2**-LOG_BITS grid (the CPU cannot change its last bit)
+    assert np.abs(learned - S).max() <= 2.0 ** -(LOG_BITS + 1) + 1e-15 and not np.array_equal(learned, S)
+    S = learned
     tree = fitted.model.estimator
     leaf = tree.apply(Z.astype(np.float32))
     checked = 0
