@@ -2,9 +2,12 @@
 themselves (:mod:`predictor.fitting`)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .features import ARGS, FEATURE_NAMES, frame
+from .portfolio import scalar_exp
 
 
 def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
@@ -20,8 +23,10 @@ def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
     raw = {a: np.repeat(X[:, FEATURE_NAMES.index(a)].astype(np.int64), copies) for a in ARGS}
     n = len(raw["N"])
     mult = np.gcd(np.gcd(raw["C"], raw["K"]), 32)
-    scale = lambda lo, hi: np.exp(rng.uniform(np.log(lo), np.log(hi), n))  # noqa: E731
-    raw["N"] = np.clip(np.rint(2.0 ** rng.uniform(0, 6, n)), 1, 64).astype(np.int64)
+    # exp and 2**x from the C library, not numpy's SIMD loops (their last bit depends on the CPU: scalar_exp)
+    scale = lambda lo, hi: scalar_exp(rng.uniform(math.log(lo), math.log(hi), n))  # noqa: E731
+    pow2 = np.frompyfunc(lambda e: 2.0 ** e, 1, 1)
+    raw["N"] = np.clip(np.rint(pow2(rng.uniform(0, 6, n)).astype(np.float64)), 1, 64).astype(np.int64)
     for a in ("C", "K"):
         raw[a] = np.maximum(mult, np.rint(raw[a] * scale(0.5, 2.0) / mult).astype(np.int64) * mult)
     for a in ("H", "W"):
