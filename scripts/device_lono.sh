@@ -5,8 +5,9 @@
 #   python -m predictor.lono LONO ARGS --out OUTDIR/NAME --parts lono-parts/NAME
 # with OMP_NUM_THREADS=${OMP:-1} until the call's time is nearly up (THREADS, default 3, inner CV folds per process;
 # the LONO ARGS give --jobs; OMP: OpenMP threads of each cost teacher, whose result does not depend on them, see
-# tests/test_cost_teacher.py: raise it when jobs x THREADS leaves cores idle, e.g. one fold per call). Finished held-out folds are copied back to OUTDIR/parts-NAME (the device tool brings back
-# files at most two folders below its output folder): put them in lono-parts/NAME here and call again to finish
+# tests/test_cost_teacher.py: raise it when jobs x THREADS leaves cores idle, e.g. one fold per call). Finished held-out
+# folds (lono-parts/NAME/), the reports and the logs come back as one tar, OUTDIR/lono.tgz (the device tool brings
+# back at most 8 files): unpack its lono-parts here and call again to finish
 # the run; the result does not depend on where it stopped. Do not carry lono-parts when it is empty here: a carried
 # path replaces the device's copy. To share one run between the device and this machine, give each its folds
 # (LONO ARGS '... --only-folds 0 1 2' there, '--only-folds 3 4 5' here, same --parts name), then run once more
@@ -14,7 +15,17 @@
 set -uo pipefail
 out=${1:?usage: device_lono.sh OUTDIR NAME 'LONO ARGS' ...}; shift
 source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
+# this machine's scikit-learn (and numpy / pandas), carried as cp312 wheels under .whl/sk, .whl/np, if there
+for w in .whl/sk .whl/np; do
+  if ls "$w"/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$w"/*.whl \
+      || { echo "$w install failed"; exit 1; }
+    export PYTHONPATH=/tmp/site:$PWD
+  fi
+done
 device_start "$out" "${BUDGET:-580}"
+python3 -c "import sys, sklearn, numpy, pandas; print(sys.version.split()[0], 'sklearn', sklearn.__version__, 'numpy', numpy.__version__, 'pandas', pandas.__version__)" >> "$out/env.txt"
+grep -m1 "model name" /proc/cpuinfo >> "$out/env.txt"; grep -m1 -o "avx512f" /proc/cpuinfo >> "$out/env.txt"
 names=()
 while [ $# -ge 2 ]; do
   name=$1 args=$2; shift 2; names+=("$name")
@@ -25,9 +36,11 @@ while [ $# -ge 2 ]; do
 done
 wait
 for name in "${names[@]}"; do
-  mkdir -p "$out/parts-$name"; cp lono-parts/"$name"/*.json "$out/parts-$name/" 2>/dev/null
-  echo "$name: $(ls "$out/parts-$name" | wc -l) folds kept; $(tail -1 "/tmp/logs/lono-$name.log")"
+  echo "$name: $(ls lono-parts/"$name" | wc -l) folds kept; $(tail -1 "/tmp/logs/lono-$name.log")"
   [ -f "$out/$name/REPORT.md" ] && grep -A2 "^| family | model | layers" "$out/$name/REPORT.md" | tail -1
 done
 echo "$(left) s left"
-tar -czf "$out/logs.tgz" -C /tmp logs
+# one file back (the tool returns at most 8): the kept folds (lono-parts/NAME/), the reports (NAME/) and the logs
+mkdir -p /tmp/back; cp -r lono-parts /tmp/back/; cp -r /tmp/logs /tmp/back/
+for name in "${names[@]}"; do [ -d "$out/$name" ] && mv "$out/$name" /tmp/back/; done
+tar -czf "$out/lono.tgz" -C /tmp/back .
