@@ -25,7 +25,7 @@
 #                            reports/lono/experiments/h200-choice3-repick)
 #   reports/lono/h200-i8choice the int8 NHWC choice with its GEMM family, i8nhwc90+i8gemm90 (routed alike)
 #   reports/lono/h200-i8nhwc the SM80-family int8 NHWC kernels (i8nhwc, measured on i8nhwc90's problems), as shipped
-#                            (kind blend since session 28, portfolio up to 24, beside the dense tree it replaced, both
+#                            (kind blend since session 28, portfolio up to 24; until session 33 beside the dense tree it replaced, both
 #                            on the graph labels; the dense tree of sessions 17-27 on eager labels:
 #                            reports/lono/experiments/h200-i8nhwc-dense-eager; the distill tree:
 #                            reports/lono/experiments/h200-i8nhwc-distill, the repick tree: .../h200-i8nhwc-repick)
@@ -37,7 +37,8 @@
 # Every fold chooses its hyper-parameters with predictor.train's CV tolerance (predictor.fitting.CV_TOLERANCE, 0) and
 # k fixed at the largest portfolio (--k-grid: every shipped model's own CV chose it; a ninth of the trees to fit).
 # Until session 32 the reports were made with a tolerance of 0.002 and k searched (their REPORT.md says which; to
-# regenerate one of those, add --cv-tolerance 0.002 and drop --k-grid); re-run since: h200-i8nc32, h200-f16nhwc90, h200-i8nhwc90.
+# regenerate one of those, add --cv-tolerance 0.002 and drop --k-grid); re-run since: h200-i8nc32, h200-f16nhwc90, h200-i8nhwc90
+# (session 32); h200-i8nhwc (blend only now), h200-sm87, h200-sm87-i8nhwc (session 34).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-2}
@@ -78,7 +79,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-i8gemm90.parquet \
   sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --k-grid 12 --jobs "$jobs" --out reports/lono/h200-i8choice
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc \
-  --groups 6 --kind dense --kind blend --max-portfolio 24 --k-grid 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc
+  --groups 6 --kind blend --max-portfolio 24 --k-grid 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
   sweeps/h200-i8gemm90.parquet sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc+i8nhwc90+i8gemm90 \
   --groups 6 --kind cost --max-portfolio 24 --k-grid 24 --jobs "$jobs" --out reports/lono/h200-i8choice3
