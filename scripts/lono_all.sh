@@ -38,7 +38,8 @@
 # k fixed at the largest portfolio (--k-grid: every shipped model's own CV chose it; a ninth of the trees to fit).
 # Until session 32 the reports were made with a tolerance of 0.002 and k searched (their REPORT.md says which; to
 # regenerate one of those, add --cv-tolerance 0.002 and drop --k-grid); re-run since: h200-i8nc32, h200-f16nhwc90, h200-i8nhwc90
-# (session 32); h200-i8nhwc (blend only now), h200-sm87, h200-sm87-i8nhwc (session 34).
+# (session 32); h200-i8nhwc (blend only now), h200-sm87, h200-sm87-i8nhwc, h200-f16nhwc, h200-choice, h200-choice3,
+# h200-i8choice3, h200-i8choice (session 34). Still the old protocol: h200-sm87-i8nc32, and h200 (the replaced repick trees).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-2}
