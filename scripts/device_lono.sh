@@ -41,6 +41,6 @@ for name in "${names[@]}"; do
 done
 echo "$(left) s left"
 # one file back (the tool returns at most 8): the kept folds (lono-parts/NAME/), the reports (NAME/) and the logs
-mkdir -p /tmp/back; cp -r lono-parts /tmp/back/; cp -r /tmp/logs /tmp/back/
+rm -rf /tmp/back; mkdir -p /tmp/back; cp -r lono-parts /tmp/back/; cp -r /tmp/logs /tmp/back/  # a warm machine keeps /tmp
 for name in "${names[@]}"; do [ -d "$out/$name" ] && mv "$out/$name" /tmp/back/; done
 tar -czf "$out/lono.tgz" -C /tmp/back .
