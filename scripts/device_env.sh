@@ -1,12 +1,16 @@
 # Sourced by the device scripts (run from the repo root on the GPU machine, which has no network):
 # installs the carried nvidia-cutlass wheel from .whl/ if present and puts it and the repo on PYTHONPATH.
 export PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || return 1
+export PYTHONPATH=$PWD
+
+# install_wheels DIR: the carried wheels in DIR (if any) installed into /tmp/site, which goes first on PYTHONPATH.
+install_wheels() {
+  ls "$1"/*.whl >/dev/null 2>&1 || return 0
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$1"/*.whl \
+    || return 1
   export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
+}
+install_wheels .whl || return 1
 
 # record_env FILE: the machine a run measured on (date, GPU and clocks, nvcc, cores, torch and cuDNN) into FILE.
 record_env() {

@@ -16,13 +16,7 @@ set -uo pipefail
 out=${1:?usage: device_lono.sh OUTDIR NAME 'LONO ARGS' ...}; shift
 source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
 # this machine's scikit-learn (and numpy / pandas), carried as cp312 wheels under .whl/sk, .whl/np, if there
-for w in .whl/sk .whl/np; do
-  if ls "$w"/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$w"/*.whl \
-      || { echo "$w install failed"; exit 1; }
-    export PYTHONPATH=/tmp/site:$PWD
-  fi
-done
+for w in .whl/sk .whl/np; do install_wheels "$w" || { echo "$w install failed"; exit 1; }; done
 device_start "$out" "${BUDGET:-580}"
 python3 -c "import sys, sklearn, numpy, pandas; print(sys.version.split()[0], 'sklearn', sklearn.__version__, 'numpy', numpy.__version__, 'pandas', pandas.__version__)" >> "$out/env.txt"
 grep -m1 "model name" /proc/cpuinfo >> "$out/env.txt"; grep -m1 -o "avx512f" /proc/cpuinfo >> "$out/env.txt"
