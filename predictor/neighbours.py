@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .features import ARGS, FEATURE_NAMES, frame
-from .portfolio import scalar_exp
+from .portfolio import scalar_exp, scalar_pow2
 
 
 def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
@@ -25,8 +25,7 @@ def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
     mult = np.gcd(np.gcd(raw["C"], raw["K"]), 32)
     # exp and 2**x from the C library, not numpy's SIMD loops (their last bit depends on the CPU: scalar_exp)
     scale = lambda lo, hi: scalar_exp(rng.uniform(math.log(lo), math.log(hi), n))  # noqa: E731
-    pow2 = np.frompyfunc(lambda e: 2.0 ** e, 1, 1)
-    raw["N"] = np.clip(np.rint(pow2(rng.uniform(0, 6, n)).astype(np.float64)), 1, 64).astype(np.int64)
+    raw["N"] = np.clip(np.rint(scalar_pow2(rng.uniform(0, 6, n))), 1, 64).astype(np.int64)
     for a in ("C", "K"):
         raw[a] = np.maximum(mult, np.rint(raw[a] * scale(0.5, 2.0) / mult).astype(np.int64) * mult)
     for a in ("H", "W"):

@@ -222,6 +222,11 @@ def scalar_exp(x: np.ndarray) -> np.ndarray:
     return np.frompyfunc(math.exp, 1, 1)(np.asarray(x, dtype=np.float64)).astype(np.float64)
 
 
+def scalar_pow2(x: np.ndarray) -> np.ndarray:
+    """``np.exp2(x)`` with the C library's ``pow(2, x)``, for the reason :func:`scalar_log` gives."""
+    return np.frompyfunc(lambda e: 2.0 ** e, 1, 1)(np.asarray(x, dtype=np.float64)).astype(np.float64)
+
+
 def log_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``log(a / b)`` (:func:`scalar_log`), :func:`dyadic`."""
     return dyadic(scalar_log(np.asarray(a, dtype=np.float64) / b))
@@ -465,4 +470,4 @@ def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.n
 
 
 __all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "check_no_overlap", "one_method_per_problem", "effective_times", "picked_times", "metrics",
-           "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "geomean", "scalar_log", "scalar_exp", "LOG_BITS"]
+           "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "geomean", "scalar_log", "scalar_exp", "scalar_pow2", "LOG_BITS"]

@@ -309,7 +309,7 @@ def test_scores_and_soft_labels_do_not_depend_on_the_last_bit() -> None:
     """A platform's SIMD ``log``/``exp`` may differ in the last bit (AVX-512 against AVX2), and the model files
     must not: CV scores and ``soft``'s student targets are equal for inputs one ulp apart, and sum exactly."""
     from predictor.fitting import soft_labels
-    from predictor.portfolio import geomean, geomean_score, scalar_exp, scalar_log
+    from predictor.portfolio import geomean, geomean_score, scalar_exp, scalar_log, scalar_pow2
 
     rng = np.random.default_rng(0)
     x = np.array([[0.0, 1.0], [2.5, np.inf]])
@@ -317,6 +317,8 @@ def test_scores_and_soft_labels_do_not_depend_on_the_last_bit() -> None:
     with np.errstate(invalid="ignore"):
         assert np.isnan(scalar_log(np.array([-1.0, np.nan]))).all()
     assert scalar_exp(x).tolist() == [[1.0, math.e], [math.exp(2.5), math.inf]]
+    assert scalar_pow2(x).tolist() == [[1.0, 2.0], [math.pow(2.0, 2.5), math.inf]]
+    assert scalar_pow2(x).dtype == np.float64
     assert scalar_log(np.zeros((0, 3))).shape == (0, 3)
     r = rng.uniform(0.3, 1.0, 5000)
     assert geomean(r) == geomean(np.nextafter(r, 2.0)) == geomean(r[::-1])
