@@ -403,10 +403,27 @@ def base_keys(keys: np.ndarray) -> np.ndarray:
     return np.array([split_sm_key(k)[0] for k in keys])
 
 
-def _folds(table: ShapeTable, folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+#: What the inner cross-validation keeps together in one fold (:func:`cross_validate`): ``problem``, each problem
+#: (all its SM counts; what ``train`` ships); ``network``, also every network's layers (source ``net:<name>``), so
+#: hyper-parameters are chosen for networks the fold's model has not seen, as leave-one-network-out scores them.
+CV_GROUPS = ("problem", "network")
+
+
+def cv_group_labels(table: ShapeTable, by: str = "problem") -> np.ndarray:
+    """The group of every problem of ``table`` for :data:`CV_GROUPS` ``by``."""
+    if by not in CV_GROUPS:
+        raise ValueError(f"cv groups {by!r}: one of {', '.join(CV_GROUPS)}")
+    keys = base_keys(table.keys)
+    if by == "problem":
+        return keys
+    src = np.asarray(table.sources).astype(str)
+    return np.where(np.char.startswith(src, "net:"), src, keys)
+
+
+def _folds(table: ShapeTable, folds: int, seed: int, by: str = "problem") -> list[tuple[np.ndarray, np.ndarray]]:
     from sklearn.model_selection import GroupKFold
 
-    groups = base_keys(table.keys)
+    groups = cv_group_labels(table, by)
     n_splits = min(folds, len(set(groups)))
     if n_splits < 2:
         raise TrainError(f"need at least 2 training problems for cross-validation, have {len(set(groups))}")
@@ -429,15 +446,16 @@ def _map(fn: Any, items: Sequence[Any], threads: int) -> list[Any]:
 
 def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], depth_grid: Sequence[int],
                    min_leaf_grid: Sequence[int], weightings: Sequence[str], folds: int, seed: int,
-                   tolerance: float, kind: str = "class", threads: int = 1) -> CVResult:
+                   tolerance: float, kind: str = "class", threads: int = 1, cv_groups: str = "problem") -> CVResult:
     """Grid search over (k, weighting, min_samples_leaf, max_depth) for a model of ``kind``.
 
     Among combinations within ``tolerance`` of the best out-of-fold geomean the smallest (k, depth,
-    -min_samples_leaf, weighting order) wins; it is then cross-validated exactly (``threads``: folds at once)."""
+    -min_samples_leaf, weighting order) wins; it is then cross-validated exactly (``threads``: folds at once;
+    ``cv_groups``: what a fold keeps together, :data:`CV_GROUPS`)."""
     t0 = time.time()
     n = table.n_shapes
     weightings = _weightings(kind, weightings)
-    splits = _folds(table, folds, seed)
+    splits = _folds(table, folds, seed, cv_groups)
     all_regret = regret_matrix(table) if kind != "class" else None
     depths = sorted(set(depth_grid))
 
@@ -490,9 +508,11 @@ def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], d
 
     for (_, te), p in zip(splits, _map(exact_picks, splits, threads)):
         exact[te] = p
-    return CVResult(scores, chosen, exact, single, kind, time.time() - t0,
-                    {"kind": kind, "k": list(k_grid), "max_depth": depths, "min_samples_leaf": list(min_leaf_grid),
-                     "weighting": weightings, "folds": len(splits), "tolerance": tolerance})
+    grid = {"kind": kind, "k": list(k_grid), "max_depth": depths, "min_samples_leaf": list(min_leaf_grid),
+            "weighting": weightings, "folds": len(splits), "tolerance": tolerance}
+    if cv_groups != "problem":  # recorded when not the default, so the shipped files stay as they were
+        grid["cv_groups"] = cv_groups
+    return CVResult(scores, chosen, exact, single, kind, time.time() - t0, grid)
 
 
 # --------------------------------------------------------------------------- routed models
@@ -530,17 +550,18 @@ def _columns(table: ShapeTable, cols: Sequence[int]) -> ShapeTable:
 
 def fit_key(table: ShapeTable, X: np.ndarray, kind: str, *, partial: Sequence[Family] = (),
             k_grid: Sequence[int], depth_grid: Sequence[int], min_leaf_grid: Sequence[int],
-            weightings: Sequence[str], folds: int, seed: int, tolerance: float, threads: int = 1
-            ) -> tuple[CVResult, Fitted]:
+            weightings: Sequence[str], folds: int, seed: int, tolerance: float, threads: int = 1,
+            cv_groups: str = "problem") -> tuple[CVResult, Fitted]:
     """Hyper-parameters by :func:`cross_validate`, then :func:`fit_model` on all of ``table``.
 
     With ``partial`` members (a choice holding families that run only some convolutions, e.g. the
     GEMM family) two models are fitted that way: one on the pointwise problems over every config,
     one on the rest over the configs of the other members only; the model is their
     :class:`RoutedTree`, and the returned CV result holds the composed out-of-fold picks over all
-    problems (``parts``: each side's own result; ``chosen``: the rest side's); ``threads``: :func:`cross_validate`'s."""
+    problems (``parts``: each side's own result; ``chosen``: the rest side's); ``threads``, ``cv_groups``:
+    :func:`cross_validate`'s."""
     settings = dict(k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid, weightings=weightings,
-                    folds=folds, seed=seed, tolerance=tolerance, kind=kind, threads=threads)
+                    folds=folds, seed=seed, tolerance=tolerance, kind=kind, threads=threads, cv_groups=cv_groups)
     if not partial:
         cv = cross_validate(table, X, **settings)  # type: ignore[arg-type]
         return cv, fit_model(table, X, kind, cv.chosen, seed)

@@ -34,7 +34,7 @@ import logging
 import shlex
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
@@ -44,8 +44,8 @@ import pandas as pd
 from .model_key import CLI_HELP, Key, cli_model_key, default_families, model_key
 from .features import ConvProblem
 from .fitting import (
-    CV_TOLERANCE, DEFAULT_KIND, DEPTH_GRID, KINDS, MAX_CANDIDATES, MIN_LEAF_GRID, WEIGHTINGS, base_keys, fit_key,
-    model_ir, portfolio_sizes,
+    CV_GROUPS, CV_TOLERANCE, DEFAULT_KIND, DEPTH_GRID, KINDS, MAX_CANDIDATES, MIN_LEAF_GRID, WEIGHTINGS, base_keys,
+    fit_key, model_ir, portfolio_sizes,
 )
 from .cli import setup_logging
 from .portfolio import ShapeTable, TrainError, best_single, check_no_overlap, family_table, metrics, picked_times
@@ -78,6 +78,9 @@ class Settings:
     weightings: tuple[str, ...] = WEIGHTINGS
     #: networks dealt into this many groups, each held out together (0: one network at a time)
     groups: int = 0
+    #: what the inner CV keeps in one fold (:data:`predictor.fitting.CV_GROUPS`); out of ``repr`` (which names a
+    #: kept fold) unless changed, so folds kept before it existed are still found
+    cv_groups: str = field(default="problem", repr=False)
 
     @property
     def k_grid(self) -> list[int]:
@@ -159,7 +162,7 @@ def evaluate_network(table: ShapeTable, X: np.ndarray, network: str | Sequence[s
         cv, fitted = fit_key(train_t, X[tr], kind, partial=partial, k_grid=settings.k_grid,
                              depth_grid=settings.depth_grid, min_leaf_grid=settings.min_leaf_grid,
                              weightings=settings.weightings, folds=settings.folds, seed=settings.seed,
-                             tolerance=settings.tolerance, threads=threads)
+                             tolerance=settings.tolerance, threads=threads, cv_groups=settings.cv_groups)
         picks = np.array([index[c] for c in fitted.model.predict(X[te])])
         # first-call tuning: the fastest of the candidates of the leaf each layer lands in (the exported
         # IR's leaves, as the dispatcher's tuned mode times them; its label is the pick, the first one)
@@ -209,7 +212,8 @@ def _part_path(parts: Path, task: tuple[ShapeTable, np.ndarray, list[str], Setti
     h = hashlib.sha256()
     for a in (np.asarray(table.keys).astype(str), np.asarray(table.configs).astype(str), table.times, X):
         h.update(np.ascontiguousarray(a).tobytes())
-    h.update(repr((group, settings, family)).encode())
+    extra = () if settings.cv_groups == "problem" else (settings.cv_groups,)
+    h.update(repr((group, settings, family, *extra)).encode())
     return parts / f"{family.replace('+', '_')}-g{i}-{h.hexdigest()[:16]}.json"
 
 
@@ -326,7 +330,9 @@ def report_markdown(layers: pd.DataFrame, folds: pd.DataFrame, *, command: str, 
         f"- model kinds (`predictor.fitting`): {', '.join(f'`{k}`' for k in kinds)}; hyper-parameters of every "
         f"fold chosen by {settings.folds}-fold grouped CV inside its training set (depth, min_samples_leaf, "
         f"weighting; k from {settings.k_grid}; tolerance {settings.tolerance}), as predictor.train chooses them"
-        + (f" except k, which it searches in {portfolio_sizes(None, settings.max_portfolio)}" if settings.k_sizes else ""),
+        + (f" except k, which it searches in {portfolio_sizes(None, settings.max_portfolio)}" if settings.k_sizes else "")
+        + (" and except the CV's groups: each network's layers kept in one fold (`--cv-groups network`), where it "
+           "keeps each problem" if settings.cv_groups != "problem" else ""),
         ("- held out: one network's layers" if settings.groups <= 0 else
          f"- held out: the networks dealt (sorted, round-robin) into {settings.groups} groups, each group's layers "
          "together (every network's layers are scored by a model that saw neither it nor the rest of its group)")
@@ -417,6 +423,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folds", type=int, default=Settings.folds, help="inner GroupKFold splits")
     p.add_argument("--seed", type=int, default=Settings.seed)
     p.add_argument("--cv-tolerance", type=float, default=Settings.tolerance)
+    p.add_argument("--cv-groups", choices=CV_GROUPS, default="problem",
+                   help="what the inner CV keeps in one fold: each problem (as predictor.train), or also each "
+                        "network's layers")
     p.add_argument("--big-gflop", type=float, default=BIG_GFLOP, help="layers above this are reported apart")
     p.add_argument("--groups", type=int, default=0,
                    help="hold out the networks in this many groups, each group together (stricter than one at "
@@ -443,7 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("predictor.lono: --max-portfolio must be >= 1")
     kinds = tuple(dict.fromkeys(args.kind or ("class", DEFAULT_KIND)))
     settings = Settings(kinds=kinds, max_portfolio=args.max_portfolio, k_sizes=tuple(args.k_grid), folds=args.folds,
-                        seed=args.seed, groups=args.groups, tolerance=args.cv_tolerance)
+                        seed=args.seed, groups=args.groups, tolerance=args.cv_tolerance, cv_groups=args.cv_groups)
     command = "python -m predictor.lono " + " ".join(shlex.quote(a) for a in argv)
     t0 = time.time()
     try:

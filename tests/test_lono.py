@@ -503,3 +503,40 @@ def test_only_folds_share_a_run_between_machines(data, tmp_path: Path) -> None:
         main([*args, "--out", str(tmp_path / "c"), "--only-folds", "0"])
     with pytest.raises(SystemExit, match=r"folds in 0\.\.1"):
         main([*args, "--out", str(tmp_path / "c"), "--parts", str(parts), "--only-folds", "2"])
+
+
+def test_network_cv_groups_keep_each_networks_layers_in_one_fold(data) -> None:
+    """``cv_groups="network"``: every network's layers (all SM counts) fall in one inner fold, other problems are
+    grouped by problem as ``train`` groups them; the default is ``train``'s and is not in a kept fold's name."""
+    from predictor.fitting import _folds, cv_group_labels
+    from predictor.lono import _part_path
+
+    df, _ = data
+    table = family_table(df, FAM).table
+    assert np.array_equal(cv_group_labels(table), base_keys(table.keys))
+    labels = cv_group_labels(table, "network")
+    net = np.char.startswith(np.asarray(table.sources).astype(str), "net:")
+    assert set(labels[net]) == {"net:synthnet", "net:othernet"}
+    assert np.array_equal(labels[~net], base_keys(table.keys)[~net])
+    for tr, te in _folds(table, 3, 0, "network"):
+        assert not set(labels[tr]) & set(labels[te])
+    assert any(len(set(table.sources[te]) & {"net:synthnet", "net:othernet"}) == 1
+               for _, te in _folds(table, 3, 0, "network"))
+    assert any(set(table.sources[te]) >= {"net:synthnet", "net:othernet"} for _, te in _folds(table, 3, 0))
+    with pytest.raises(ValueError, match="cv groups 'layer'"):
+        cv_group_labels(table, "layer")
+    assert "cv_groups" not in repr(Settings())
+    X = table.features().to_numpy(dtype=np.int64)
+    task = (table, X, ["synthnet"], SMALL, FAM.value, 1)
+    other = (table, X, ["synthnet"], Settings(**{**SMALL.__dict__, "cv_groups": "network"}), FAM.value, 1)
+    assert _part_path(Path("p"), task, 0) != _part_path(Path("p"), other, 0)
+
+
+def test_cli_network_cv_groups_are_reported(data, tmp_path: Path) -> None:
+    """``--cv-groups network`` runs and says so in the report; a value not in ``CV_GROUPS`` is refused."""
+    args = _plain_run(data, tmp_path)
+    assert main([*args, "--out", str(tmp_path / "net"), "--cv-groups", "network"]) == 0
+    report = (tmp_path / "net" / "REPORT.md").read_text()
+    assert "`--cv-groups network`" in report and "`--cv-groups network`" not in (tmp_path / "plain" / "REPORT.md").read_text()
+    with pytest.raises(SystemExit):
+        main([*args, "--out", str(tmp_path / "bad"), "--cv-groups", "layer"])
