@@ -39,7 +39,9 @@
 # Until session 32 the reports were made with a tolerance of 0.002 and k searched (their REPORT.md says which; to
 # regenerate one of those, add --cv-tolerance 0.002 and drop --k-grid); re-run since: h200-i8nc32, h200-f16nhwc90, h200-i8nhwc90
 # (session 32); h200-i8nhwc (blend only now), h200-sm87, h200-sm87-i8nhwc, h200-f16nhwc, h200-choice, h200-choice3,
-# h200-i8choice3, h200-i8choice (session 34). Still the old protocol: h200-sm87-i8nc32, and h200 (the replaced repick trees).
+# h200-i8choice3, h200-i8choice (session 34); h200-f16nhwc90 again with the rounded soft labels, h200-i8choice with k searched
+# in every fold (no --k-grid: the exact protocol; session 35). Still the old protocol: h200-sm87-i8nc32, and h200 (the
+# replaced repick trees).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-2}
@@ -78,7 +80,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
   --family f16nhwc+f16nhwc90+f16gemm90 \
   --groups 6 --kind cost --max-portfolio 24 --k-grid 24 --jobs "$jobs" --out reports/lono/h200-choice3
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-i8gemm90.parquet \
-  sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --k-grid 12 --jobs "$jobs" --out reports/lono/h200-i8choice
+  sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc90+i8gemm90 --groups 6 --kind repick --max-portfolio 12 --jobs "$jobs" --out reports/lono/h200-i8choice
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc \
   --groups 6 --kind blend --max-portfolio 24 --k-grid 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
