@@ -77,6 +77,20 @@ def test_partial_lono_report_regenerates_from_its_kept_folds() -> None:
     assert text.count("| all | ") == 1 and "`dense`" in text and "`repick`" in text
 
 
+def test_cv_groups_comparison_regenerates_from_the_committed_layers() -> None:
+    """``reports/lono/experiments/cvgroups.md`` (the inner CV grouped by network against by problem) is what
+    ``scripts/compare_lono_runs.py`` writes from the committed ``layers.csv`` files; a run against itself changes
+    nothing, and runs sharing no layer are refused."""
+    cl = script_module("scripts/compare_lono_runs.py")
+    text = cl.report(list(cl.PAIRS))
+    assert text == (ROOT / "reports" / "lono" / "experiments" / "cvgroups.md").read_text()
+    same = pd.read_csv(ROOT / cl.PAIRS[0][0])
+    c = cl.compare(same, same)
+    assert c["changed"] == 0 and c["ratio"] == 1.0 and c["time"] == 1.0 and c["gain"] == c["lose"] == 0
+    with pytest.raises(ValueError, match="share no"):
+        cl.compare(same, same.assign(network="elsewhere"))
+
+
 def test_sched_report_regenerates_from_the_committed_runs() -> None:
     runs = ROOT / "sweeps" / "runs" / "s22"
     sv = script_module("scripts/sched_variants.py")
