@@ -5,6 +5,7 @@ import numpy as np
 
 from .portfolio import ShapeTable, TrainError
 from .schema import split_sm_key
+from .shapes import NET_PREFIX
 
 
 def base_keys(keys: np.ndarray) -> np.ndarray:
@@ -14,7 +15,7 @@ def base_keys(keys: np.ndarray) -> np.ndarray:
 
 
 #: What the inner cross-validation keeps together in one fold (:func:`cross_validate`): ``problem``, each problem
-#: (all its SM counts; what ``train`` ships); ``network``, also every network's layers (source ``net:<name>``), so
+#: (all its SM counts; what ``train`` ships); ``network``, also every network's layers (source ``net:<name>``, :data:`~predictor.shapes.NET_PREFIX`), so
 #: hyper-parameters are chosen for networks the fold's model has not seen, as leave-one-network-out scores them.
 CV_GROUPS = ("problem", "network")
 
@@ -27,7 +28,7 @@ def cv_group_labels(table: ShapeTable, by: str = "problem") -> np.ndarray:
     if by == "problem":
         return keys
     src = np.asarray(table.sources).astype(str)
-    return np.where(np.char.startswith(src, "net:"), src, keys)
+    return np.where(np.char.startswith(src, NET_PREFIX), src, keys)
 
 
 def _folds(table: ShapeTable, folds: int, seed: int, by: str = "problem") -> list[tuple[np.ndarray, np.ndarray]]:

@@ -50,6 +50,7 @@ from .fitting import (
 from .cli import setup_logging
 from .portfolio import ShapeTable, TrainError, best_single, check_no_overlap, family_table, metrics, picked_times
 from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256, read_metadata, read_sweep
+from .shapes import NET_PREFIX
 from .targets import TARGETS
 
 _LOG = logging.getLogger(__name__)
@@ -59,7 +60,6 @@ _LOG = logging.getLogger(__name__)
 BIG_GFLOP = 8.0
 #: Run-to-run noise floor of the pick / fastest geomean (``sweeps/README.md``).
 NOISE_FLOOR = 0.99
-NET_PREFIX = "net:"
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,9 @@ from typing import Any, Iterable, Iterator, Sequence
 from .config import Family
 from .features import ConvProblem, same_pad, validate
 
+#: The ``source`` of a network's layer in a sweep: ``net:<name>`` (leave-one-network-out holds these out by name).
+NET_PREFIX = "net:"
+
 #: Default bound on the work of one grid or random problem: 2*N*P*Q*K*C*R*S flops.  Network layers
 #: have no work bound.
 DEFAULT_MAX_GFLOP = 200.0
@@ -97,7 +100,7 @@ def read_layers_csv(path: str | Path) -> list[Shape]:
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{path}:{i}: {exc}") from exc
         network = (row.get("network") or "").strip()
-        out.append(Shape(p, f"net:{network}" if network else f"user:{path.name}"))
+        out.append(Shape(p, f"{NET_PREFIX}{network}" if network else f"user:{path.name}"))
     return out
 
 
@@ -122,7 +125,7 @@ def _read_catalog(root: str) -> dict[str, tuple[ConvProblem, ...]]:
     out = {}
     for name in catalog_networks(root):
         shapes = read_layers_csv(Path(root) / f"{name}.csv")
-        bad = {s.source for s in shapes} - {f"net:{name}"}
+        bad = {s.source for s in shapes} - {f"{NET_PREFIX}{name}"}
         if bad:
             raise ValueError(f"{root}/{name}.csv: network column {sorted(bad)} is not the file's name {name!r}")
         out[name] = tuple(s.problem for s in shapes)
@@ -152,7 +155,7 @@ def network_layers(batches: Iterable[int] | None = None, networks: Iterable[str]
             for p in cat[name]:
                 if p.N == b and p not in seen:
                     seen.add(p)
-                    out.append(Shape(p, f"net:{name}"))
+                    out.append(Shape(p, f"{NET_PREFIX}{name}"))
     return out
 
 
