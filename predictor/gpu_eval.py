@@ -33,6 +33,7 @@ from .config import SEED_CONFIG, Family, KernelConfig
 from .features import ConvProblem
 from .portfolio import effective_times
 from .schema import SHAPE_COLUMNS, file_sha256, read_metadata, read_sweep
+from .shapes import NET_PREFIX
 from .space import family_grid
 
 if TYPE_CHECKING:  # the backend needs torch: imported where a GPU is used
@@ -148,15 +149,15 @@ def run(args: argparse.Namespace) -> int:
         if fdf.empty:
             continue
         load_model(args.gpu, fam)  # fail early if the family has no shipped model
-        train_rows = fdf[~fdf["source"].str.startswith("net:")]
+        train_rows = fdf[~fdf["source"].str.startswith(NET_PREFIX)]
         piv = train_rows.pivot(index="shape_key", columns="config", values="t")
         worst = piv.max(axis=1)
         filled = piv.apply(lambda c: c.fillna(worst))  # a config with no ok row scores the shape's worst
         best_single = np.log(piv.min(axis=1).values[:, None] / filled.values).mean(0)
         best_single_name = str(piv.columns[int(np.argmax(best_single))])
-        net = fdf[fdf["source"].str.startswith("net:")]
+        net = fdf[fdf["source"].str.startswith(NET_PREFIX)]
         if args.networks:
-            net = net[net["source"].isin([f"net:{n}" for n in args.networks])]
+            net = net[net["source"].isin([f"{NET_PREFIX}{n}" for n in args.networks])]
         if args.batches:
             net = net[net["N"].isin(args.batches)]
         shapes = net.drop_duplicates("shape_key")
@@ -318,7 +319,7 @@ def run_cross_family(args: argparse.Namespace) -> int:
     o = other[(other["status"] == "ok") & (other["family"] == fam90.value)].copy()
     o["t"] = effective_times(o)
     best90 = o.loc[o.groupby("shape_key")["t"].idxmin()].set_index("shape_key")["config"]
-    net = base[(base["family"] == fam80.value) & base["source"].str.startswith("net:")].drop_duplicates("shape_key")
+    net = base[(base["family"] == fam80.value) & base["source"].str.startswith(NET_PREFIX)].drop_duplicates("shape_key")
     net = net[net["shape_key"].isin(best90.index)]
     backend = CudaBackend(build_dir=args.build_dir, reps=5, retime_top=1)
     backend.prepare(family_grid(fam80) + family_grid(fam90))
