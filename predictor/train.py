@@ -49,13 +49,14 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .cli import cores, display_path, refuse_overwrite, run_main
 from .config import SEED_CONFIG, Family, KernelConfig
+from .cv_folds import CV_GROUPS
 from .features import FEATURE_NAMES
 from .model_key import CLI_HELP, Key, cli_model_key, default_families, model_key
 from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.train has always offered
@@ -265,10 +266,12 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
                  tolerance: float = CV_TOLERANCE, k_grid: Sequence[int] | None = None,
                  depth_grid: Sequence[int] = DEPTH_GRID, min_leaf_grid: Sequence[int] = MIN_LEAF_GRID,
                  weightings: Sequence[str] = WEIGHTINGS, command: str = "",
-                 slug_override: str | None = None, kind: str = DEFAULT_KIND, threads: int = 1) -> FamilyModel:
+                 slug_override: str | None = None, kind: str = DEFAULT_KIND, threads: int = 1,
+                 cv_groups: str = "problem") -> FamilyModel:
     """Train the model of one family, or of a choice of families with identical tensors
     (:mod:`predictor.model_key`), from its sweep rows (any status); ``kind``: see :mod:`predictor.fitting`;
-    ``threads``: CV folds fitted in parallel (the model does not depend on it)."""
+    ``threads``: CV folds fitted in parallel (the model does not depend on it); ``cv_groups``: what one CV fold
+    keeps together (:data:`predictor.cv_folds.CV_GROUPS`)."""
     t0 = time.time()
     sets = training_sets(df, family, target, holdout_prefixes)
     train_t, hold_t, X, Xh = sets.train, sets.hold, sets.X, sets.Xh
@@ -277,7 +280,7 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
     cv, fitted = fit_key(train_t, X, kind, partial=family.partial,
                          k_grid=portfolio_sizes(k_grid, max_portfolio), depth_grid=depth_grid,
                          min_leaf_grid=min_leaf_grid, weightings=weightings, folds=folds, seed=seed,
-                         tolerance=tolerance, threads=threads)
+                         tolerance=tolerance, threads=threads, cv_groups=cv_groups)
     for part, res in (cv.parts or {"": cv}).items():
         k, weighting, min_leaf, depth = res.chosen
         _LOG.info("%s%s: CV over %d combinations in %.1fs; chosen kind=%s k=%d weighting=%s min_samples_leaf=%d "
@@ -343,6 +346,22 @@ def _rounded(obj: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- CLI
+class Method(NamedTuple):
+    """How one model key of a shipped run is trained where it differs from the defaults."""
+
+    key: str
+    #: model kind (:data:`predictor.fitting.KINDS`)
+    kind: str
+    #: largest portfolio (``--max-portfolio``)
+    max_portfolio: int
+    #: what one inner CV fold keeps together (``--cv-groups``, :data:`predictor.cv_folds.CV_GROUPS`)
+    cv_groups: str = "problem"
+
+    def cli(self) -> tuple[str, ...]:
+        """The ``predictor.train`` options that train this key so."""
+        return ("--kind", self.kind, "--max-portfolio", str(self.max_portfolio), "--cv-groups", self.cv_groups)
+
+
 @dataclass(frozen=True)
 class ShippedRun:
     """One training run of ``python -m predictor.train --all`` (paths relative to the repository root)."""
@@ -352,9 +371,9 @@ class ShippedRun:
     target: str | None = None
     #: choices (:mod:`predictor.model_key`) trained besides every family of the sweeps
     choices: tuple[str, ...] = ()
-    #: (model key, model kind, largest portfolio) where a key is trained otherwise than the defaults
-    #: (``DEFAULT_KIND``, ``--max-portfolio``): what leave-network-group-out and the held-out networks chose
-    methods: tuple[tuple[str, str, int], ...] = ()
+    #: the keys trained otherwise than the defaults (``DEFAULT_KIND``, ``--max-portfolio``, ``--cv-groups``): what
+    #: leave-network-group-out and the held-out networks chose
+    methods: tuple[Method, ...] = ()
 
 
 #: The shipped models (``models/<slug>-<family>.*``) and headers (``export/``) and how they are made.
@@ -383,15 +402,17 @@ SHIPPED_RUNS = (
                choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90",
                         "i8nhwc+i8nhwc90+i8gemm90"),
                # each kind is what leave-network-group-out chose (reports/lono/; those replaced: .../experiments/)
-               methods=(("i8nc32", "dense", 24), ("f16nhwc90", "soft", 24), ("i8nhwc", "blend", 24), ("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
-                        ("i8nhwc+i8nhwc90+i8gemm90", "cost", 24), ("f16nhwc", "soft10", 24), ("i8nhwc90", "blend", 24), ("f16nhwc+f16nhwc90", "cost", 24))),
+               methods=(Method("i8nc32", "dense", 24), Method("f16nhwc90", "soft", 24), Method("i8nhwc", "blend", 24),
+                        Method("f16nhwc+f16nhwc90+f16gemm90", "cost", 24), Method("i8nhwc+i8nhwc90+i8gemm90", "cost", 24),
+                        Method("f16nhwc", "soft10", 24), Method("i8nhwc90", "blend", 24),
+                        Method("f16nhwc+f16nhwc90", "cost", 24))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature; f16nhwc repick (the default)
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",
                              "sweeps/h200-sm32-f16nhwc.parquet", "sweeps/h200-i8nhwc.parquet",
                              "sweeps/h200-sm16-i8nhwc.parquet", "sweeps/h200-sm32-i8nhwc.parquet"), "sm_87",
                # i8nc32: dense since session 22 (reports/lono/h200-sm87-i8nc32/), as above
-               methods=(("i8nhwc", "distill", 24), ("i8nc32", "dense", 24))),
+               methods=(Method("i8nhwc", "distill", 24), Method("i8nc32", "dense", 24))),
 )
 #: The shipped dispatchers: (slug, families or None for the default SM80 ones, folder under export/).
 #: ``dispatch`` holds the SM80-family models that were built and run on the H200 (``i8nhwc``'s own model,
@@ -448,6 +469,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv-tolerance", type=float, default=CV_TOLERANCE,
                    help="prefer the smallest model within this much CV geomean of the best (0: the best; "
                         "0.002 gives k=8 instead of 12 for i8nc32 on the H200 sweep at -0.002 geomean)")
+    p.add_argument("--cv-groups", choices=CV_GROUPS, default="problem",
+                   help="what one cross-validation fold keeps together: each problem (all its SM counts), or also "
+                        "each network's layers (source net:NAME), so hyper-parameters are chosen for networks "
+                        "the fold has not seen (--all: each shipped key's own, SHIPPED_RUNS)")
     p.add_argument("--threads", type=int, default=cores(most=5),
                    help="cross-validation folds fitted in parallel (the models do not depend on it; default: "
                         "the CPU cores, at most the folds)")
@@ -485,11 +510,11 @@ def _outputs(models_dir: Path, export_dir: Path | None, slugs: set[str], fams: S
 
 
 def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: str, overwrite: bool,
-                 choices: Sequence[str] = (), methods: Sequence[tuple[str, str, int]] = ()) -> list[FamilyModel]:
+                 choices: Sequence[str] = (), methods: Sequence[Method] = ()) -> list[FamilyModel]:
     """Train every requested family (``args.family``: families or choices, default every family of
-    the sweeps) and the ``choices`` of ``sweeps``, and write the models and the header; ``methods``:
-    (key, kind, largest portfolio) for keys trained otherwise than ``args.kind`` / ``args.max_portfolio``."""
-    method = {model_key(k).value: (kind, mp) for k, kind, mp in methods}
+    the sweeps) and the ``choices`` of ``sweeps``, and write the models and the header; ``methods``: the keys
+    trained otherwise than ``args.kind`` / ``args.max_portfolio`` / ``args.cv_groups``."""
+    method = {model_key(m.key).value: m for m in methods}
     sweeps = [Path(display_path(p)) for p in sweeps]  # provenance without host paths
     df, frames, shas = _read_sweeps(sweeps)
     sha = shas[0] if len(shas) == 1 else hashlib.sha256("".join(shas).encode()).hexdigest()
@@ -519,12 +544,13 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
         own = [i for i, fr in enumerate(frames) if fr["family"].astype(str).isin([m.value for m in key.families]).any()]
         f_name = sweeps[own[0]] if len(own) == 1 else sweep_name
         f_sha = shas[own[0]] if len(own) == 1 else sha
-        kind, max_portfolio = method.get(key.value, (args.kind, args.max_portfolio))
+        m_key = method.get(key.value, Method(key.value, args.kind, args.max_portfolio, args.cv_groups))
         m = train_family(df, key, sweep=f_name, sweep_sha=f_sha, target=args.target,
-                         slug_override=args.slug, kind=kind,
-                         max_portfolio=max_portfolio, seed=args.seed,
+                         slug_override=args.slug, kind=m_key.kind,
+                         max_portfolio=m_key.max_portfolio, seed=args.seed,
                          holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
-                         tolerance=args.cv_tolerance, k_grid=args.k_grid, command=command, threads=args.threads)
+                         tolerance=args.cv_tolerance, k_grid=args.k_grid, command=command, threads=args.threads,
+                         cv_groups=m_key.cv_groups)
         paths = save_model(m, args.models_dir)
         _LOG.info("%s: wrote %s", f, ", ".join(str(p) for p in paths.values()))
         if not args.quiet:
@@ -544,8 +570,8 @@ def train_shipped(args: argparse.Namespace) -> None:
         raise TrainError("--all trains exactly the shipped runs: it takes no sweep, --family, --slug, --target "
                          "or --no-export")
     parser = build_parser()
-    changed = [a for a in ("kind", "max_portfolio", "k_grid", "seed", "holdout_sources", "folds", "cv_tolerance", "models_dir",
-                           "export_dir") if getattr(args, a) != parser.get_default(a)]
+    changed = [a for a in ("kind", "max_portfolio", "k_grid", "seed", "holdout_sources", "folds", "cv_tolerance",
+                           "cv_groups", "models_dir", "export_dir") if getattr(args, a) != parser.get_default(a)]
     if changed:
         raise TrainError(f"--all uses the default settings; it cannot be combined with --{changed[0].replace('_', '-')}")
     need = sorted({s for r in SHIPPED_RUNS for s in r.sweeps})

@@ -60,7 +60,7 @@ def test_retraining_reproduces_the_shipped_models(layout: Path) -> None:
         pytest.skip(f"the shipped models were trained with {shipped[fams[0]]['meta']['versions']}, this is "
                     f"{_versions()}: the pickles differ")
     run = SHIPPED_RUNS[0]
-    methods = {f: ("--kind", kind, "--max-portfolio", str(mp)) for f, kind, mp in run.methods}
+    methods = {m.key: m.cli() for m in run.methods}
     for f in fams:  # each with its shipped method (f16nhwc90: soft, i8nhwc90: blend)
         assert main([*run.sweeps, "--family", f, *methods.get(f, ()), "--models-dir", "fresh",
                      "--export-dir", "fresh-export", "--quiet"]) == 0
