@@ -99,6 +99,21 @@ def test_holdout_prefixes_and_family_option(tmp_path: Path) -> None:
     assert not (tmp_path / "export").exists()
 
 
+def test_cv_groups_network(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--cv-groups network`` keeps the synthetic network's layers in one inner fold and says so in the summary's
+    CV grid (the default writes nothing there, so the shipped files did not change); ``--all`` takes its own."""
+    sweep = tmp_path / "s.parquet"
+    write_sweep(make_sweep(n_shapes=80, families=("f16nhwc",)), sweep)
+    grids = {}
+    for groups in ("problem", "network"):
+        assert main([str(sweep), "--cv-groups", groups, "--models-dir", str(tmp_path / groups), "--no-export",
+                     "--quiet", "--max-portfolio", "3"]) == 0
+        grids[groups] = json.loads((tmp_path / groups / "synthetic-f16nhwc.summary.json").read_text())["cv_grid"]
+    assert grids["network"]["cv_groups"] == "network" and "cv_groups" not in grids["problem"]
+    assert grids["network"]["top"] != grids["problem"]["top"]  # other folds, other CV scores
+    assert "--cv-groups" in _fails(["--all", "--cv-groups", "network"], capsys)
+
+
 # --------------------------------------------------------------------------- bad input
 def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     """Run the CLI on bad input: exit code 2 and exactly one line on stderr, which is returned."""
