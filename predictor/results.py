@@ -73,7 +73,24 @@ def lono_protocol(report: Path) -> str:
     if not ks or not tol:
         raise ResultsError(f"{report}: no portfolio sizes and CV tolerance in its model kinds line")
     k = [int(x) for x in ks.group(1).split(",")]
-    return f"k {k[0]}" + (f"-{k[-1]}" if len(k) > 1 else "") + f", tol {float(tol.group(1)):g}"
+    by = lono_cv_groups(report)
+    return (f"k {k[0]}" + (f"-{k[-1]}" if len(k) > 1 else "") + f", tol {float(tol.group(1)):g}"
+            + (f", CV by {by}" if by != "problem" else ""))
+
+
+def lono_cv_groups(report: Path) -> str:
+    """What the inner CV of a ``predictor.lono`` report's folds kept together in one fold
+    (:data:`predictor.cv_folds.CV_GROUPS`): ``network`` where its model kinds line names ``--cv-groups``, else
+    ``problem``."""
+    line = next((x for x in report.read_text().splitlines() if x.startswith("- model kinds")), "")
+    m = re.search(r"`--cv-groups (\w+)`", line)
+    return m.group(1) if m else "problem"
+
+
+def model_cv_groups(root: Path, slug: str, key: str) -> str:
+    """What the shipped model's CV kept together in one fold (its summary's CV grid; absent: ``problem``)."""
+    d = json.loads((root / "models" / f"{slug}-{key}.summary.json").read_text())
+    return str(d.get("cv_grid", {}).get("cv_groups", "problem"))
 
 
 def lono_summaries(report: Path) -> dict[tuple[str, str], Summary]:
@@ -153,6 +170,10 @@ def headline_table(root: Path = ROOT) -> str:
     used: set[Path] = set()  # the held-out reports the rows quote
     for slug, key, kind, k in models:
         rep, s = lono_report(root, slug, key, kind, slugs)
+        by, shipped_by = lono_cv_groups(rep), model_cv_groups(root, slug, key)
+        if by != shipped_by:
+            raise ResultsError(f"{rep.relative_to(root)}: its folds' CV kept each {by} together, the shipped "
+                               f"{slug}-{key} each {shipped_by}: run predictor.lono with --cv-groups {shipped_by}")
         hold_dir = root / "reports" / "holdout" / slug
         h = None
         if (hold_dir / "REPORT.md").is_file():

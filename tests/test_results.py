@@ -63,6 +63,10 @@ def test_the_folds_protocol_is_read_from_the_report(tmp_path):
     rep.write_text("- model kinds: `soft`; ... (depth, min_samples_leaf, weighting; k from [24]; tolerance 0.0), as "
                    "predictor.train chooses them except k\n")
     assert results.lono_protocol(rep) == "k 24, tol 0"
+    rep.write_text("- model kinds: `repick`; ... (k from [2, 3, 4]; tolerance 0.0), as predictor.train chooses them "
+                   "and except the CV's groups: each network's layers kept in one fold (`--cv-groups network`)\n")
+    assert results.lono_protocol(rep) == "k 2-4, tol 0, CV by network"
+    assert results.lono_cv_groups(rep) == "network"
     rep.write_text("- model kinds: `soft`\n")
     with pytest.raises(results.ResultsError, match="no portfolio sizes"):
         results.lono_protocol(rep)
@@ -73,6 +77,21 @@ def test_a_holdout_report_of_another_model_is_refused(tmp_path):
     tree = root / "models/h200-f16nhwc90.tree.json"
     tree.write_text(tree.read_text() + " ")
     with pytest.raises(results.ResultsError, match="regenerate it"):
+        results.headline_table(root)
+
+
+def test_a_report_whose_folds_grouped_otherwise_is_refused(tmp_path):
+    """The leave-out report must choose hyper-parameters as the shipped model did: the same CV groups."""
+    import json
+
+    root = _mini_root(tmp_path)
+    summary = root / "models/h200-f16nhwc90.summary.json"
+    d = json.loads(summary.read_text())
+    by = results.model_cv_groups(root, "h200", "f16nhwc90")
+    assert by == results.lono_cv_groups(root / "reports/lono/h200-f16nhwc90/REPORT.md")
+    d["cv_grid"]["cv_groups"] = other = next(g for g in ("problem", "network") if g != by)
+    summary.write_text(json.dumps(d))
+    with pytest.raises(results.ResultsError, match=f"run predictor.lono with --cv-groups {other}"):
         results.headline_table(root)
 
 
