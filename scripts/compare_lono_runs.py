@@ -20,7 +20,8 @@ from predictor.lono import BIG_GFLOP  # noqa: E402
 
 #: the comparisons of session 35 (the inner CV grouped by problem, then by network; k searched / fixed as each says)
 PAIRS = (("reports/lono/h200-i8choice/layers.csv", "reports/lono/experiments/h200-i8choice-cvnetwork/layers.csv"),
-         ("reports/lono/h200-f16nhwc90/layers.csv", "reports/lono/experiments/h200-f16nhwc90-cvnetwork/layers.csv"),
+         # f16nhwc90 ships the network grouping since session 36: its problem-grouped run moved to experiments/
+         ("reports/lono/experiments/h200-f16nhwc90-cvproblem/layers.csv", "reports/lono/h200-f16nhwc90/layers.csv"),
          ("reports/lono/h200-i8choice3/layers.csv", "reports/lono/experiments/h200-i8choice3-cvnetwork/layers.csv"))
 #: a network counts as gaining or losing when its geomean ratio is beyond 1 +- this
 TIE = 0.0005
