@@ -404,8 +404,9 @@ SHIPPED_RUNS = (
                # each kind is what leave-network-group-out chose (reports/lono/; those replaced: .../experiments/)
                # f16nhwc90: its inner CV keeps each network together since session 36 (reports/lono/h200-f16nhwc90/,
                # reports/lono/experiments/cvgroups.md)
-               methods=(Method("i8nc32", "dense", 24), Method("f16nhwc90", "soft", 24, "network"), Method("i8nhwc", "blend", 24),
-                        Method("f16nhwc+f16nhwc90+f16gemm90", "cost", 24), Method("i8nhwc+i8nhwc90+i8gemm90", "cost", 24),
+               methods=(Method("i8nc32", "dense", 24), Method("f16nhwc90", "soft", 24, "network"),
+                        Method("i8nhwc", "blend", 24), Method("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
+                        Method("i8nhwc+i8nhwc90+i8gemm90", "cost", 24),
                         Method("f16nhwc", "soft10", 24), Method("i8nhwc90", "blend", 24),
                         Method("f16nhwc+f16nhwc90", "cost", 24))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature; f16nhwc repick (the default)
