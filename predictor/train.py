@@ -402,13 +402,13 @@ SHIPPED_RUNS = (
                choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90",
                         "i8nhwc+i8nhwc90+i8gemm90"),
                # each kind is what leave-network-group-out chose (reports/lono/; those replaced: .../experiments/)
-               # f16nhwc90: its inner CV keeps each network together since session 36 (reports/lono/h200-f16nhwc90/,
-               # reports/lono/experiments/cvgroups.md)
+               # f16nhwc90 and the fp16 choice: their inner CV keeps each network together since session 36
+               # (reports/lono/h200-f16nhwc90/, h200-choice/, reports/lono/experiments/cvgroups.md)
                methods=(Method("i8nc32", "dense", 24), Method("f16nhwc90", "soft", 24, "network"),
                         Method("i8nhwc", "blend", 24), Method("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
                         Method("i8nhwc+i8nhwc90+i8gemm90", "cost", 24),
                         Method("f16nhwc", "soft10", 24), Method("i8nhwc90", "blend", 24),
-                        Method("f16nhwc+f16nhwc90", "cost", 24))),
+                        Method("f16nhwc+f16nhwc90", "cost", 24, "network"))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature; f16nhwc repick (the default)
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",

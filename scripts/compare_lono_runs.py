@@ -22,7 +22,9 @@ from predictor.lono import BIG_GFLOP  # noqa: E402
 PAIRS = (("reports/lono/h200-i8choice/layers.csv", "reports/lono/experiments/h200-i8choice-cvnetwork/layers.csv"),
          # f16nhwc90 ships the network grouping since session 36: its problem-grouped run moved to experiments/
          ("reports/lono/experiments/h200-f16nhwc90-cvproblem/layers.csv", "reports/lono/h200-f16nhwc90/layers.csv"),
-         ("reports/lono/h200-i8choice3/layers.csv", "reports/lono/experiments/h200-i8choice3-cvnetwork/layers.csv"))
+         ("reports/lono/h200-i8choice3/layers.csv", "reports/lono/experiments/h200-i8choice3-cvnetwork/layers.csv"),
+         # the fp16 choice, likewise shipped grouped by network since session 36
+         ("reports/lono/experiments/h200-choice-cvproblem/layers.csv", "reports/lono/h200-choice/layers.csv"))
 #: a network counts as gaining or losing when its geomean ratio is beyond 1 +- this
 TIE = 0.0005
 

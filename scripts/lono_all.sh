@@ -40,8 +40,9 @@
 # regenerate one of those, add --cv-tolerance 0.002 and drop --k-grid); re-run since: h200-i8nc32, h200-f16nhwc90, h200-i8nhwc90
 # (session 32); h200-i8nhwc (blend only now), h200-sm87, h200-sm87-i8nhwc, h200-f16nhwc, h200-choice, h200-choice3,
 # h200-i8choice3, h200-i8choice (session 34); h200-f16nhwc90 again with the rounded soft labels, h200-i8choice with k searched
-# in every fold (no --k-grid: the exact protocol; session 35); h200-f16nhwc90 with its inner CV grouped by network, as it
-# ships since session 36 (--cv-groups network; the problem-grouped run: reports/lono/experiments/h200-f16nhwc90-cvproblem). Still the old protocol: h200-sm87-i8nc32, and h200 (the
+# in every fold (no --k-grid: the exact protocol; session 35); h200-f16nhwc90 and h200-choice with their inner CV grouped
+# by network, as they ship since session 36 (--cv-groups network; the problem-grouped runs:
+# reports/lono/experiments/h200-f16nhwc90-cvproblem, h200-choice-cvproblem). Still the old protocol: h200-sm87-i8nc32, and h200 (the
 # replaced repick trees).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,7 +72,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
   sweeps/h200-sm90-nets.parquet sweeps/h200-graph-f16.parquet sweeps/h200-sm90-k32.parquet \
   sweeps/h200-graph-sm90-k32.parquet sweeps/h200-sm90-nosrc.parquet sweeps/h200-graph-sm90-nosrc.parquet \
   --family f16nhwc+f16nhwc90 \
-  --groups 6 --kind cost --max-portfolio 24 --k-grid 24 --jobs "$jobs" --out reports/lono/h200-choice
+  --groups 6 --kind cost --max-portfolio 24 --k-grid 24 --cv-groups network --jobs "$jobs" --out reports/lono/h200-choice
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet \
   sweeps/h200-sm90-nets.parquet sweeps/h200-gemm90.parquet sweeps/h200-gemm90-small.parquet sweeps/h200-gemm90-swap.parquet \
   sweeps/h200-gemm90-wave.parquet sweeps/h200-graph-gemm90-wave.parquet sweeps/h200-gemm90-epi.parquet \
