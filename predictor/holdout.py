@@ -6,7 +6,7 @@
 ``SWEEP``: whole-grid sweeps of held-out layers (``python -m predictor.collect --layers ...``, every
 config of each family measured); ``--layers-dir``: their ``--layers`` CSVs, one per network
 (``python -m predictor.layers``), which name the networks each layer belongs to.  Every model key of
-the shipped run ``--gpu`` (:data:`predictor.train.SHIPPED_RUNS`: its families and choices) whose
+the shipped run ``--gpu`` (:data:`predictor.shipped.SHIPPED_RUNS`: its families and choices) whose
 families were all swept is scored as shipped (``models/<gpu>-<key>.tree.json``, no refit):
 
 * score of a layer = fastest time of the key's whole grid / time of the config the shipped dispatcher
@@ -183,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; raises ``SystemExit`` with a message on unusable input."""
-    from .train import SHIPPED_RUNS
+    from .shipped import SHIPPED_RUNS
 
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)

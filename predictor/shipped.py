@@ -1,0 +1,91 @@
+"""The shipped models: every run of ``python -m predictor.train --all`` (sweeps, target, choices and how each model key
+is trained) and the shipped dispatchers. Data only; :mod:`predictor.train` trains them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+
+class Method(NamedTuple):
+    """How one model key of a shipped run is trained where it differs from the defaults."""
+
+    key: str
+    #: model kind (:data:`predictor.fitting.KINDS`)
+    kind: str
+    #: largest portfolio (``--max-portfolio``)
+    max_portfolio: int
+    #: what one inner CV fold keeps together (``--cv-groups``, :data:`predictor.cv_folds.CV_GROUPS`)
+    cv_groups: str = "problem"
+
+    def cli(self) -> tuple[str, ...]:
+        """The ``predictor.train`` options that train this key so."""
+        return ("--kind", self.kind, "--max-portfolio", str(self.max_portfolio), "--cv-groups", self.cv_groups)
+
+
+@dataclass(frozen=True)
+class ShippedRun:
+    """One training run of ``python -m predictor.train --all`` (paths relative to the repository root)."""
+
+    slug: str
+    sweeps: tuple[str, ...]
+    target: str | None = None
+    #: choices (:mod:`predictor.model_key`) trained besides every family of the sweeps
+    choices: tuple[str, ...] = ()
+    #: the keys trained otherwise than the defaults (``DEFAULT_KIND``, ``--max-portfolio``, ``--cv-groups``): what
+    #: leave-network-group-out and the held-out networks chose
+    methods: tuple[Method, ...] = ()
+
+
+#: The shipped models (``models/<slug>-<family>.*``) and headers (``export/``) and how they are made.
+SHIPPED_RUNS = (
+    ShippedRun("h200", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm90.parquet",
+                        "sweeps/h200-sm90-nets.parquet", "sweeps/h200-sm90-i8.parquet",
+                        "sweeps/h200-sm90-i8-nets.parquet", "sweeps/h200-gemm90.parquet",
+                        "sweeps/h200-gemm90-small.parquet", "sweeps/h200-gemm90-swap.parquet",
+                        # f16gemm90's 96-wide tiles and 2x2 / 4x1 clusters (session 13): eager batches on the
+                        # 1200 problems above, graph batches on the graph-labelled 1x1 problems below
+                        "sweeps/h200-gemm90-wave.parquet", "sweeps/h200-graph-gemm90-wave.parquet",
+                        # and its 8 configs with a fixed epilogue subtile (session 14), alike
+                        "sweeps/h200-gemm90-epi.parquet", "sweeps/h200-graph-gemm90-epi.parquet",
+                        # and the source-less twins of its 11 best 1x1 configs (session 23), alike
+                        "sweeps/h200-gemm90-nosrc.parquet", "sweeps/h200-graph-gemm90-nosrc.parquet",
+                        "sweeps/h200-i8gemm90.parquet", "sweeps/h200-i8nhwc.parquet",
+                        # the int8 choice's problems under 5.1 / 10 / 30 us as graph replays (sessions 25, 26)
+                        "sweeps/h200-graph-i8.parquet", "sweeps/h200-graph-i8-rest.parquet", "sweeps/h200-graph-i8-30us.parquet",
+                        # the fp16 choice's problems under 8 µs again, every config of its three families timed as
+                        # graph replays (timing method 3), which label them alone (portfolio.one_method_per_problem)
+                        "sweeps/h200-graph-f16.parquet",
+                        # f16nhwc90's 9 explicit configs (tile K 32, tile N 32 / 96; session 14) and the source-less
+                        # twins of 12 (session 24): eager on its eager-labelled problems, graph on the others
+                        "sweeps/h200-sm90-k32.parquet", "sweeps/h200-graph-sm90-k32.parquet",
+                        "sweeps/h200-sm90-nosrc.parquet", "sweeps/h200-graph-sm90-nosrc.parquet"),
+               choices=("f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90", "i8nhwc90+i8gemm90",
+                        "i8nhwc+i8nhwc90+i8gemm90"),
+               # each kind is what leave-network-group-out chose (reports/lono/; those replaced: .../experiments/)
+               # f16nhwc90 and the fp16 choice: their inner CV keeps each network together since session 36
+               # (reports/lono/h200-f16nhwc90/, h200-choice/, reports/lono/experiments/cvgroups.md)
+               methods=(Method("i8nc32", "dense", 24), Method("f16nhwc90", "soft", 24, "network"),
+                        Method("i8nhwc", "blend", 24), Method("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
+                        Method("i8nhwc+i8nhwc90+i8gemm90", "cost", 24),
+                        Method("f16nhwc", "soft10", 24), Method("i8nhwc90", "blend", 24),
+                        Method("f16nhwc+f16nhwc90", "cost", 24, "network"))),
+    # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature; f16nhwc repick (the default)
+    ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
+                             "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",
+                             "sweeps/h200-sm32-f16nhwc.parquet", "sweeps/h200-i8nhwc.parquet",
+                             "sweeps/h200-sm16-i8nhwc.parquet", "sweeps/h200-sm32-i8nhwc.parquet"), "sm_87",
+               # i8nc32: dense since session 22 (reports/lono/h200-sm87-i8nc32/), as above
+               methods=(Method("i8nhwc", "distill", 24), Method("i8nc32", "dense", 24))),
+)
+#: The shipped dispatchers: (slug, families or None for the default SM80 ones, folder under export/).
+#: ``dispatch`` holds the SM80-family models that were built and run on the H200 (``i8nhwc``'s own model,
+#: a default family since 2026-12-01, is in no shipped dispatcher; its kernels run through the int8 choice's,
+#: ``dispatch_i8_choice3``, GPU-tested on 2026-12-01).
+SHIPPED_DISPATCHERS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
+    ("h200", ("i8nc32", "f16nhwc"), "dispatch"),
+    ("h200", ("f16nhwc90",), "dispatch_sm90"),
+    ("h200", ("f16nhwc+f16nhwc90",), "dispatch_f16_choice"),
+    ("h200", ("f16nhwc+f16nhwc90+f16gemm90",), "dispatch_f16_choice3"),
+    ("h200", ("i8nhwc+i8nhwc90+i8gemm90",), "dispatch_i8_choice3"),
+)
+SHIPPED_SLUGS = frozenset(r.slug for r in SHIPPED_RUNS)
