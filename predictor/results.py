@@ -64,10 +64,15 @@ def _table_after(text: str, heading: str) -> list[list[str]]:
     return rows[2:]  # header and rule
 
 
+def _model_kinds_line(report: Path) -> str:
+    """A ``predictor.lono`` report's ``- model kinds`` line (how its folds chose), or ``""``."""
+    return next((x for x in report.read_text().splitlines() if x.startswith("- model kinds")), "")
+
+
 def lono_protocol(report: Path) -> str:
     """How a ``predictor.lono`` report's folds chose their hyper-parameters: the portfolio sizes searched and the
     CV tolerance, as ``k 2-24, tol 0.002`` (its ``model kinds`` line)."""
-    line = next((x for x in report.read_text().splitlines() if x.startswith("- model kinds")), "")
+    line = _model_kinds_line(report)
     ks = re.search(r"from \[([0-9, ]+)\]", line)
     tol = re.search(r"tolerance ([0-9.]+)", line)
     if not ks or not tol:
@@ -82,8 +87,7 @@ def lono_cv_groups(report: Path) -> str:
     """What the inner CV of a ``predictor.lono`` report's folds kept together in one fold
     (:data:`predictor.cv_folds.CV_GROUPS`): ``network`` where its model kinds line names ``--cv-groups``, else
     ``problem``."""
-    line = next((x for x in report.read_text().splitlines() if x.startswith("- model kinds")), "")
-    m = re.search(r"`--cv-groups (\w+)`", line)
+    m = re.search(r"`--cv-groups (\w+)`", _model_kinds_line(report))
     return m.group(1) if m else "problem"
 
 
