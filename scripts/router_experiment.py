@@ -1,0 +1,208 @@
+"""A family router over the shipped single-family models, scored where the fp16 choice is scored.
+
+The fp16 choice `f16nhwc+f16nhwc90` is one tree over both families' configs. This experiment asks how far a small
+classifier tree (the *router*: which family runs the problem) in front of the two single-family models gets instead,
+each family's pick being what its own model picks:
+
+- leave-out (`reports/lono/`, 6 network groups): per group, the router is fitted on that fold's training problems
+  (the choice's table, `predictor.lono.lono_split`), its depth and minimum leaf chosen by grouped 5-fold CV inside
+  them (`predictor.cv_folds`, `--cv-groups`; the CV scores the family each router sends a problem to by that family's
+  fastest config among the member model's portfolio); it then routes each held-out layer to the pick of the member's
+  leave-out report for the same group (`reports/lono/h200-f16nhwc/`, `h200-f16nhwc90/`: the shipped methods);
+- 14 held-out networks (`reports/holdout/h200/`): the router fitted on every training problem, routing to the shipped
+  members' picks as that report measured them (the dispatcher's run, `runs`);
+- size: the router's leaves with a copy of the member tree each, pruned to the router leaf's feature box (what one
+  exported tree of the composition would hold).
+
+Each layer is scored against the fastest config of both families (the choice's report). Nothing here is shipped:
+
+    python scripts/router_experiment.py --out reports/lono/experiments/router
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from predictor import features  # noqa: E402
+from predictor.cv_folds import _folds  # noqa: E402
+from predictor.lono import load_sweeps, lono_split, network_groups, networks  # noqa: E402
+from predictor.model_key import model_key  # noqa: E402
+from predictor.portfolio import ShapeTable, family_table, metrics  # noqa: E402
+from predictor.shipped import SHIPPED_RUNS  # noqa: E402
+from predictor.tree_ir import Leaf, TreeIR  # noqa: E402
+
+CHOICE, MEMBERS = "f16nhwc+f16nhwc90", ("f16nhwc", "f16nhwc90")
+GRID = [(d, leaf) for d in (2, 3, 4, 5, 6, 8, 10) for leaf in (1, 4, 16, 64)]
+KEY = ["network", "shape_key"]
+
+
+def member_best(table: ShapeTable, portfolio: list[str]) -> np.ndarray:
+    """Each problem's fastest time among ``portfolio`` (a missing config: the problem's worst)."""
+    eff = np.where(np.isnan(table.times), table.worst[:, None], table.times)
+    cols = [table.configs.index(c) for c in portfolio if c in table.configs]
+    return eff[:, cols].min(axis=1)
+
+
+def fit_router(table: ShapeTable, X: np.ndarray, best: np.ndarray, cv_groups: str, seed: int = 0) -> tuple[Any, tuple[int, int]]:
+    """The router (label: the member whose best is faster, weight: |log ratio|) with the depth and minimum leaf of
+    the best grouped-CV geomean (ties: the smaller tree), fitted on all of ``table``."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    y = np.argmin(best, axis=1)
+    w = np.abs(np.log(best[:, 0] / best[:, 1])) + 1e-3
+    scores = {}
+    folds = _folds(table, 5, seed, cv_groups)
+    for d, leaf in GRID:
+        logs = []
+        for a, b in folds:
+            r = DecisionTreeClassifier(max_depth=d, min_samples_leaf=leaf, random_state=seed).fit(X[a], y[a], sample_weight=w[a])
+            logs.append(np.log(best[b].min(axis=1) / best[b, r.predict(X[b])]))
+        scores[(d, leaf)] = float(np.concatenate(logs).mean())
+    chosen = max(GRID, key=lambda h: (round(scores[h], 6), -h[0], h[1]))
+    return DecisionTreeClassifier(max_depth=chosen[0], min_samples_leaf=chosen[1], random_state=seed).fit(
+        X, y, sample_weight=w), chosen
+
+
+def grafted_nodes(router: Any, members: list[TreeIR]) -> int:
+    """Nodes of one tree: the router's splits, and at each router leaf its member's tree pruned to the leaf's box."""
+    sys.setrecursionlimit(20000)
+    t = router.tree_
+
+    def pruned(ir: TreeIR, i: int, lo: dict[int, int], hi: dict[int, int]) -> int:
+        n = ir.nodes[i]
+        if isinstance(n, Leaf):
+            return 1
+        f, th = n.feature, n.threshold
+        if hi[f] <= th:
+            return pruned(ir, n.left, lo, hi)
+        if lo[f] > th:
+            return pruned(ir, n.right, lo, hi)
+        h2, l2 = hi.copy(), lo.copy()
+        h2[f], l2[f] = th, th + 1
+        return 1 + pruned(ir, n.left, lo, h2) + pruned(ir, n.right, l2, hi)
+
+    def walk(i: int, lo: dict[int, int], hi: dict[int, int]) -> int:
+        if t.children_left[i] == -1:
+            return pruned(members[int(np.argmax(t.value[i][0]))], 0, lo, hi)
+        f, th = int(t.feature[i]), int(np.floor(t.threshold[i]))  # integer features: x <= th.5 <=> x <= th
+        h2, l2 = hi.copy(), lo.copy()
+        h2[f], l2[f] = min(hi[f], th), max(lo[f], th + 1)
+        return 1 + walk(int(t.children_left[i]), lo, h2) + walk(int(t.children_right[i]), l2, hi)
+
+    return walk(0, defaultdict(lambda: -(2 ** 62)), defaultdict(lambda: 2 ** 62))
+
+
+def cell(r: np.ndarray) -> str:
+    m = metrics(np.ones(len(r)), 1 / np.asarray(r))
+    return f"{m['geomean']:.3f} / {m['p10']:.3f} / {m['worst']:.3f}" if m else "-"
+
+
+def table_rows(name: str, d: pd.DataFrame, cols: dict[str, str]) -> list[str]:
+    big = d.gflop > 8
+    return [f"| {name} | {label} | {cell(d[c])} | {int(big.sum())}: {cell(d.loc[big, c])} |" for label, c in cols.items()]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--cv-groups", default="network", choices=("problem", "network"))
+    args = ap.parse_args()
+    run = next(r for r in SHIPPED_RUNS if r.slug == "h200")
+    models = {m: TreeIR.load(ROOT / f"models/h200-{m}.tree.json") for m in MEMBERS}
+    ports = [list(models[m].classes) for m in MEMBERS]
+
+    # ---- leave-out: the choice report's sweeps and groups, the members' leave-out picks
+    lono_cmd = (ROOT / "reports/lono/h200-choice/REPORT.md").read_text().splitlines()[4].split()
+    df, _ = load_sweeps([ROOT / p for p in lono_cmd if p.endswith(".parquet")])
+    table = family_table(df, model_key(CHOICE), None).table
+    X = table.features().to_numpy(dtype=np.int64)
+    best = np.stack([member_best(table, p) for p in ports], axis=1)
+    row_of = {k: i for i, k in enumerate(table.keys)}
+    eff = np.where(np.isnan(table.times), table.worst[:, None], table.times)
+    choice = pd.read_csv(ROOT / "reports/lono/h200-choice/layers.csv")
+    lay = choice[KEY + ["gflop", "fastest_us", "pick_us"]].rename(columns={"pick_us": "choice_us"})
+    for m in MEMBERS:
+        rep = pd.read_csv(ROOT / f"reports/lono/h200-{m}/layers.csv")
+        lay = lay.merge(rep[KEY + ["pick", "fastest_us", "tuned"]].rename(
+            columns={"pick": f"pick_{m}", "fastest_us": f"own_{m}", "tuned": f"tuned_{m}"}), on=KEY, how="left")
+    if lay.isna().any().any():
+        raise SystemExit("a choice layer has no member pick")
+    rows = np.array([row_of[k] for k in lay.shape_key])
+    col = {c: j for j, c in enumerate(table.configs)}
+    for m in MEMBERS:  # the member's pick timed in the choice's table (the same sweeps' times)
+        lay[f"{m}_us"] = eff[rows, [col[p] for p in lay[f"pick_{m}"]]]
+        lay[f"{m}_tuned_us"] = lay[f"own_{m}"] / lay[f"tuned_{m}"]
+    groups = network_groups(networks(table), 6)
+    group_of = {n: gi for gi, g in enumerate(groups) for n in g}
+    route = np.full(len(lay), -1)
+    chosen = []
+    for gi, g in enumerate(groups):
+        tr, _ = lono_split(table, g)
+        router, h = fit_router(table.subset(tr), X[tr], best[tr], args.cv_groups)
+        chosen.append(h)
+        sel = lay.network.map(group_of).to_numpy() == gi
+        route[sel] = router.predict(X[rows[sel]])
+    us = np.stack([lay[f"{m}_us"] for m in MEMBERS], axis=1)
+    tuned = np.stack([lay[f"{m}_tuned_us"] for m in MEMBERS], axis=1)
+    lay["routed"] = lay.fastest_us / us[np.arange(len(lay)), route]
+    lay["routed_tuned"] = lay.fastest_us / np.minimum(tuned[np.arange(len(lay)), route], us[np.arange(len(lay)), route])
+    lay["choice"] = lay.fastest_us / lay.choice_us
+    lay["oracle"] = lay.fastest_us / us.min(axis=1)
+    for j, m in enumerate(MEMBERS):
+        lay[m] = lay.fastest_us / us[:, j]
+
+    # ---- 14 held-out networks: the router on every training problem, the shipped members' runs
+    dtr, _ = load_sweeps([ROOT / p for p in run.sweeps])
+    ttab = family_table(dtr, model_key(CHOICE), run.target).table
+    tbest = np.stack([member_best(ttab, p) for p in ports], axis=1)
+    router, h_all = fit_router(ttab, ttab.features().to_numpy(dtype=np.int64), tbest, args.cv_groups)
+    ho = pd.read_csv(ROOT / "reports/holdout/h200/layers.csv")
+    hc = ho[ho.model == CHOICE][KEY + ["gflop", "fastest_us", "pick_us", *("N C H W K R S stride pad dilation sms".split())]]
+    hl = hc.rename(columns={"pick_us": "choice_us"})
+    for m in MEMBERS:
+        hl = hl.merge(ho[ho.model == m][KEY + ["pick_us"]].rename(columns={"pick_us": f"{m}_us"}), on=KEY, how="inner")
+    Xh = features.frame(hl).to_numpy(dtype=np.int64)
+    hroute = router.predict(Xh)
+    hus = np.stack([hl[f"{m}_us"] for m in MEMBERS], axis=1)
+    hl["routed"] = hl.fastest_us / hus[np.arange(len(hl)), hroute]
+    hl["choice"] = hl.fastest_us / hl.choice_us
+    hl["oracle"] = hl.fastest_us / hus.min(axis=1)
+    for j, m in enumerate(MEMBERS):
+        hl[m] = hl.fastest_us / hus[:, j]
+    size = grafted_nodes(router, [models[m] for m in MEMBERS])
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    cols = {"shipped choice `cost`": "choice", "router over the members": "routed",
+            **{f"`{m}` alone": m for m in MEMBERS}, "best of the two members' picks": "oracle"}
+    lines = [
+        "# A family router over the single-family models (fp16)", "",
+        "generated by scripts/router_experiment.py, do not edit; regenerate with:", "",
+        f"    python scripts/router_experiment.py --out {args.out.relative_to(ROOT) if args.out.is_absolute() else args.out}"
+        + (f" --cv-groups {args.cv_groups}" if args.cv_groups != "network" else ""), "",
+        (__doc__ or "").split("\n\n", 1)[1].split("\n\n    python")[0], "",
+        "| set | picks | all layers: geomean / P10 / worst | > 8 GFLOP: layers, geomean / P10 / worst |", "|---|---|---|---|",
+        *table_rows("leave-out (2094 layers)", lay, {**cols, "router, first-call tuned": "routed_tuned"}),
+        *table_rows(f"14 held-out networks ({len(hl)} layers)", hl, cols), "",
+        f"- router hyper-parameters (depth, min leaf) chosen per leave-out fold: {chosen}; on every training problem: "
+        f"{h_all} ({router.get_n_leaves()} leaves; CV grouped by {args.cv_groups})",
+        f"- one exported tree of that router and its members would hold {size} nodes (members: "
+        + ", ".join(f"`{m}` {len(models[m].nodes)}" for m in MEMBERS) + "; the shipped choice's tree "
+        f"{len(TreeIR.load(ROOT / f'models/h200-{CHOICE}.tree.json').nodes)})",
+        "- leave-out: layers sent to `f16nhwc90` " + f"{(route == 1).mean():.1%}" + "; held-out: " + f"{(hroute == 1).mean():.1%}",
+    ]
+    (args.out / "REPORT.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
