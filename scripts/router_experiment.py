@@ -1,20 +1,21 @@
-"""A family router over the shipped single-family models, scored where the fp16 choice is scored.
+"""A family router over the shipped single-family models, scored where the choices are scored.
 
-The fp16 choice `f16nhwc+f16nhwc90` is one tree over both families' configs. This experiment asks how far a small
-classifier tree (the *router*: which family runs the problem) in front of the two single-family models gets instead,
-each family's pick being what its own model picks:
+A choice (`f16nhwc+f16nhwc90`, ...) is one tree over its families' configs. This experiment asks how far a small
+classifier tree (the *router*: which family runs the problem) in front of the single-family models gets instead,
+each family's pick being what its own model picks (a choice holding a GEMM family keeps its own pick on the
+pointwise layers, which the GEMM kernels run, and routes the rest):
 
 - leave-out (`reports/lono/`, 6 network groups): per group, the router is fitted on that fold's training problems
   (the choice's table, `predictor.lono.lono_split`), its depth and minimum leaf chosen by grouped 5-fold CV inside
   them (`predictor.cv_folds`, `--cv-groups`; the CV scores the family each router sends a problem to by that family's
   fastest config among the member model's portfolio); it then routes each held-out layer to the pick of the member's
-  leave-out report for the same group (`reports/lono/h200-f16nhwc/`, `h200-f16nhwc90/`: the shipped methods);
+  leave-out report for the same group (`reports/lono/h200-f16nhwc/`, ...: the shipped methods);
 - 14 held-out networks (`reports/holdout/h200/`): the router fitted on every training problem, routing to the shipped
   members' picks as that report measured them (the dispatcher's run, `runs`);
 - size: the router's leaves with a copy of the member tree each, pruned to the router leaf's feature box (what one
   exported tree of the composition would hold).
 
-Each layer is scored against the fastest config of both families (the choice's report). Nothing here is shipped:
+Each layer is scored against the fastest config of all the choice's families (its report). Nothing here is shipped:
 
     python scripts/router_experiment.py --out reports/lono/experiments/router
 """
@@ -40,7 +41,6 @@ from predictor.portfolio import ShapeTable, family_table, metrics  # noqa: E402
 from predictor.shipped import SHIPPED_RUNS  # noqa: E402
 from predictor.tree_ir import Leaf, TreeIR  # noqa: E402
 
-CHOICE, MEMBERS = "f16nhwc+f16nhwc90", ("f16nhwc", "f16nhwc90")
 GRID = [(d, leaf) for d in (2, 3, 4, 5, 6, 8, 10) for leaf in (1, 4, 16, 64)]
 KEY = ["network", "shape_key"]
 
@@ -102,7 +102,10 @@ def grafted_nodes(router: Any, members: list[TreeIR]) -> int:
 
 
 def cell(r: np.ndarray) -> str:
-    m = metrics(np.ones(len(r)), 1 / np.asarray(r))
+    """geomean / P10 / worst of the scores ``r`` (a layer the picks' model did not run, NaN, left out)."""
+    r = np.asarray(r, float)
+    r = r[~np.isnan(r)]
+    m = metrics(np.ones(len(r)), 1 / r)
     return f"{m['geomean']:.3f} / {m['p10']:.3f} / {m['worst']:.3f}" if m else "-"
 
 
@@ -111,95 +114,125 @@ def table_rows(name: str, d: pd.DataFrame, cols: dict[str, str]) -> list[str]:
     return [f"| {name} | {label} | {cell(d[c])} | {int(big.sum())}: {cell(d.loc[big, c])} |" for label, c in cols.items()]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--cv-groups", default="network", choices=("problem", "network"))
-    args = ap.parse_args()
+#: (choice, its leave-out report, the members the router chooses between with their leave-out reports); a choice
+#: holding a GEMM family keeps its own pick on the pointwise problems (its tree's right side) and routes the rest.
+CASES = {
+    "fp16": ("f16nhwc+f16nhwc90", "h200-choice", {"f16nhwc": "h200-f16nhwc", "f16nhwc90": "h200-f16nhwc90"}),
+    "fp16-gemm": ("f16nhwc+f16nhwc90+f16gemm90", "h200-choice3",
+                  {"f16nhwc": "h200-f16nhwc", "f16nhwc90": "h200-f16nhwc90"}),
+    "int8-gemm": ("i8nhwc+i8nhwc90+i8gemm90", "h200-i8choice3", {"i8nhwc": "h200-i8nhwc", "i8nhwc90": "h200-i8nhwc90"}),
+}
+
+
+def run_case(choice: str, lono_dir: str, member_dirs: dict[str, str], cv_groups: str) -> list[str]:
+    """The report section of one choice."""
     run = next(r for r in SHIPPED_RUNS if r.slug == "h200")
-    models = {m: TreeIR.load(ROOT / f"models/h200-{m}.tree.json") for m in MEMBERS}
-    ports = [list(models[m].classes) for m in MEMBERS]
+    members = list(member_dirs)
+    models = {m: TreeIR.load(ROOT / f"models/h200-{m}.tree.json") for m in members}
+    ports = [list(models[m].classes) for m in members]
+    partial = bool(model_key(choice).partial)
+    pw = features.FEATURE_NAMES.index("pointwise")
 
     # ---- leave-out: the choice report's sweeps and groups, the members' leave-out picks
-    lono_cmd = (ROOT / "reports/lono/h200-choice/REPORT.md").read_text().splitlines()[4].split()
+    lono_cmd = (ROOT / f"reports/lono/{lono_dir}/REPORT.md").read_text().splitlines()[4].split()
     df, _ = load_sweeps([ROOT / p for p in lono_cmd if p.endswith(".parquet")])
-    table = family_table(df, model_key(CHOICE), None).table
+    table = family_table(df, model_key(choice), None).table
     X = table.features().to_numpy(dtype=np.int64)
     best = np.stack([member_best(table, p) for p in ports], axis=1)
+    routable = X[:, pw] <= 0 if partial else np.ones(len(X), bool)
     row_of = {k: i for i, k in enumerate(table.keys)}
     eff = np.where(np.isnan(table.times), table.worst[:, None], table.times)
-    choice = pd.read_csv(ROOT / "reports/lono/h200-choice/layers.csv")
-    lay = choice[KEY + ["gflop", "fastest_us", "pick_us"]].rename(columns={"pick_us": "choice_us"})
-    for m in MEMBERS:
-        rep = pd.read_csv(ROOT / f"reports/lono/h200-{m}/layers.csv")
-        lay = lay.merge(rep[KEY + ["pick", "fastest_us", "tuned"]].rename(
-            columns={"pick": f"pick_{m}", "fastest_us": f"own_{m}", "tuned": f"tuned_{m}"}), on=KEY, how="left")
-    if lay.isna().any().any():
-        raise SystemExit("a choice layer has no member pick")
+    lay = pd.read_csv(ROOT / f"reports/lono/{lono_dir}/layers.csv")
+    lay = lay[KEY + ["gflop", "fastest_us", "pick_us"]].rename(columns={"pick_us": "choice_us"})
+    for m, d in member_dirs.items():
+        rep = pd.read_csv(ROOT / f"reports/lono/{d}/layers.csv")
+        lay = lay.merge(rep[KEY + ["pick"]].rename(columns={"pick": f"pick_{m}"}), on=KEY, how="left")
     rows = np.array([row_of[k] for k in lay.shape_key])
     col = {c: j for j, c in enumerate(table.configs)}
-    for m in MEMBERS:  # the member's pick timed in the choice's table (the same sweeps' times)
-        lay[f"{m}_us"] = eff[rows, [col[p] for p in lay[f"pick_{m}"]]]
-        lay[f"{m}_tuned_us"] = lay[f"own_{m}"] / lay[f"tuned_{m}"]
+    for m in members:  # the member's pick timed in the choice's table (the same sweeps' times)
+        have = lay[f"pick_{m}"].notna().to_numpy()
+        if not have[routable[rows]].all():
+            raise SystemExit(f"{choice}: a routable layer has no {m} pick")
+        lay[f"{m}_us"] = np.where(have, eff[rows, [col.get(p, 0) for p in lay[f"pick_{m}"].fillna("")]], np.inf)
     groups = network_groups(networks(table), 6)
     group_of = {n: gi for gi, g in enumerate(groups) for n in g}
     route = np.full(len(lay), -1)
     chosen = []
     for gi, g in enumerate(groups):
         tr, _ = lono_split(table, g)
-        router, h = fit_router(table.subset(tr), X[tr], best[tr], args.cv_groups)
+        tr = tr[routable[tr]]
+        router, h = fit_router(table.subset(tr), X[tr], best[tr], cv_groups)
         chosen.append(h)
         sel = lay.network.map(group_of).to_numpy() == gi
         route[sel] = router.predict(X[rows[sel]])
-    us = np.stack([lay[f"{m}_us"] for m in MEMBERS], axis=1)
-    tuned = np.stack([lay[f"{m}_tuned_us"] for m in MEMBERS], axis=1)
-    lay["routed"] = lay.fastest_us / us[np.arange(len(lay)), route]
-    lay["routed_tuned"] = lay.fastest_us / np.minimum(tuned[np.arange(len(lay)), route], us[np.arange(len(lay)), route])
+    us = np.stack([lay[f"{m}_us"] for m in members], axis=1)
+    lr = routable[rows]
+    lay["routed"] = lay.fastest_us / np.where(lr, us[np.arange(len(lay)), route], lay.choice_us)
     lay["choice"] = lay.fastest_us / lay.choice_us
-    lay["oracle"] = lay.fastest_us / us.min(axis=1)
-    for j, m in enumerate(MEMBERS):
-        lay[m] = lay.fastest_us / us[:, j]
+    lay["oracle"] = lay.fastest_us / np.where(lr, us.min(axis=1), lay.choice_us)
+    for j, m in enumerate(members):
+        lay[m] = lay.fastest_us / np.where(lr, us[:, j], lay.choice_us)
 
     # ---- 14 held-out networks: the router on every training problem, the shipped members' runs
     dtr, _ = load_sweeps([ROOT / p for p in run.sweeps])
-    ttab = family_table(dtr, model_key(CHOICE), run.target).table
+    ttab = family_table(dtr, model_key(choice), run.target).table
+    tX = ttab.features().to_numpy(dtype=np.int64)
+    keep = np.nonzero(tX[:, pw] <= 0 if partial else np.ones(len(tX), bool))[0]
     tbest = np.stack([member_best(ttab, p) for p in ports], axis=1)
-    router, h_all = fit_router(ttab, ttab.features().to_numpy(dtype=np.int64), tbest, args.cv_groups)
+    router, h_all = fit_router(ttab.subset(keep), tX[keep], tbest[keep], cv_groups)
     ho = pd.read_csv(ROOT / "reports/holdout/h200/layers.csv")
-    hc = ho[ho.model == CHOICE][KEY + ["gflop", "fastest_us", "pick_us", *("N C H W K R S stride pad dilation sms".split())]]
-    hl = hc.rename(columns={"pick_us": "choice_us"})
-    for m in MEMBERS:
-        hl = hl.merge(ho[ho.model == m][KEY + ["pick_us"]].rename(columns={"pick_us": f"{m}_us"}), on=KEY, how="inner")
+    hl = ho[ho.model == choice][KEY + ["gflop", "fastest_us", "pick_us", *features.ARGS]].rename(
+        columns={"pick_us": "choice_us"})
+    for m in members:
+        hl = hl.merge(ho[ho.model == m][KEY + ["pick_us"]].rename(columns={"pick_us": f"{m}_us"}), on=KEY, how="left")
     Xh = features.frame(hl).to_numpy(dtype=np.int64)
+    hr = Xh[:, pw] <= 0 if partial else np.ones(len(Xh), bool)
+    hus = np.stack([hl[f"{m}_us"].fillna(np.inf) for m in members], axis=1)
     hroute = router.predict(Xh)
-    hus = np.stack([hl[f"{m}_us"] for m in MEMBERS], axis=1)
-    hl["routed"] = hl.fastest_us / hus[np.arange(len(hl)), hroute]
+    # a layer a member did not run (no row: it cannot implement it) goes to the other member
+    sent = hus[np.arange(len(hl)), hroute]
+    hl["routed"] = hl.fastest_us / np.where(hr, np.where(np.isfinite(sent), sent, hus.min(axis=1)), hl.choice_us)
     hl["choice"] = hl.fastest_us / hl.choice_us
-    hl["oracle"] = hl.fastest_us / hus.min(axis=1)
-    for j, m in enumerate(MEMBERS):
-        hl[m] = hl.fastest_us / hus[:, j]
-    size = grafted_nodes(router, [models[m] for m in MEMBERS])
+    hl["oracle"] = hl.fastest_us / np.where(hr, hus.min(axis=1), hl.choice_us)
+    for j, m in enumerate(members):  # NaN: the member did not run the layer
+        hl[m] = hl.fastest_us / np.where(hr, np.where(np.isfinite(hus[:, j]), hus[:, j], np.nan), hl.choice_us)
+    size = grafted_nodes(router, [models[m] for m in members])
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    cols = {"shipped choice `cost`": "choice", "router over the members": "routed",
-            **{f"`{m}` alone": m for m in MEMBERS}, "best of the two members' picks": "oracle"}
-    lines = [
-        "# A family router over the single-family models (fp16)", "",
-        "generated by scripts/router_experiment.py, do not edit; regenerate with:", "",
-        f"    python scripts/router_experiment.py --out {args.out.relative_to(ROOT) if args.out.is_absolute() else args.out}"
-        + (f" --cv-groups {args.cv_groups}" if args.cv_groups != "network" else ""), "",
-        (__doc__ or "").split("\n\n", 1)[1].split("\n\n    python")[0], "",
+    also = " (the choice's own pick on pointwise layers)" if partial else ""
+    cols = {f"shipped choice `{model_key(choice).value}`": "choice", f"router over the members{also}": "routed",
+            **{f"`{m}` alone{also}": m for m in members}, f"best of the members' picks{also}": "oracle"}
+    return [
+        f"## `{choice}`: router between " + ", ".join(f"`{m}`" for m in members), "",
         "| set | picks | all layers: geomean / P10 / worst | > 8 GFLOP: layers, geomean / P10 / worst |", "|---|---|---|---|",
-        *table_rows("leave-out (2094 layers)", lay, {**cols, "router, first-call tuned": "routed_tuned"}),
+        *table_rows(f"leave-out ({len(lay)} layers)", lay, cols),
         *table_rows(f"14 held-out networks ({len(hl)} layers)", hl, cols), "",
         f"- router hyper-parameters (depth, min leaf) chosen per leave-out fold: {chosen}; on every training problem: "
-        f"{h_all} ({router.get_n_leaves()} leaves; CV grouped by {args.cv_groups})",
+        f"{h_all} ({router.get_n_leaves()} leaves; CV grouped by {cv_groups})",
         f"- one exported tree of that router and its members would hold {size} nodes (members: "
-        + ", ".join(f"`{m}` {len(models[m].nodes)}" for m in MEMBERS) + "; the shipped choice's tree "
-        f"{len(TreeIR.load(ROOT / f'models/h200-{CHOICE}.tree.json').nodes)})",
-        "- leave-out: layers sent to `f16nhwc90` " + f"{(route == 1).mean():.1%}" + "; held-out: " + f"{(hroute == 1).mean():.1%}",
+        + ", ".join(f"`{m}` {len(models[m].nodes)}" for m in members) + "; the shipped choice's tree "
+        f"{len(TreeIR.load(ROOT / f'models/h200-{choice}.tree.json').nodes)})",
+        "- layers routed to each member, leave-out: " + ", ".join(
+            f"`{m}` {((route == j) & lr).mean():.1%}" for j, m in enumerate(members))
+        + "; held-out: " + ", ".join(f"`{m}` {((hroute == j) & hr).mean():.1%}" for j, m in enumerate(members)), "",
     ]
-    (args.out / "REPORT.md").write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--cv-groups", default="network", choices=("problem", "network"))
+    args = ap.parse_args()
+    lines = [
+        "# A family router over the single-family models", "",
+        "generated by scripts/router_experiment.py, do not edit; regenerate with:", "",
+        f"    python scripts/router_experiment.py --out {args.out}"
+        + (f" --cv-groups {args.cv_groups}" if args.cv_groups != "network" else ""), "",
+        (__doc__ or "").split("\n\n", 1)[1].split("\n\n    python")[0], "",
+    ]
+    for choice, lono_dir, member_dirs in CASES.values():
+        lines += run_case(choice, lono_dir, member_dirs, args.cv_groups)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "REPORT.md").write_text("\n".join(lines))
     print("\n".join(lines))
     return 0
 
