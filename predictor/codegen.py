@@ -192,20 +192,49 @@ def cpp_helpers() -> str:
 
 
 # --------------------------------------------------------------------------- tree printers
+def shared_order(ir: TreeIR) -> list[int]:
+    """:attr:`~predictor.tree_ir.TreeIR.shared` nodes, each after every shared node below it (the order the
+    printers define their helpers in: a C++ lambda must be declared before a caller)."""
+    from .tree_ir import Split
+
+    shared, order, seen = set(ir.shared), [], set()
+    stack: list[tuple[int, bool]] = [(0, False)]
+    while stack:
+        i, leaving = stack.pop()
+        if leaving:
+            if i in shared:
+                order.append(i)
+            continue
+        if i in seen:
+            continue
+        seen.add(i)
+        stack.append((i, True))
+        node = ir.nodes[i]
+        if isinstance(node, Split):
+            stack += [(node.right, False), (node.left, False)]
+    return order
+
+
 def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapping[str, str],
                 candidates: bool = False) -> list[str]:
     """Python statements returning the index into ``ir.classes`` of the prediction (``candidates``:
     the tuple of the indices of the leaf's candidates, :attr:`~predictor.tree_ir.Leaf.choices`).
 
     A feature in ``at_hand`` is read from the variable named there; any other is computed as
-    ``f_<name> = <exprs[name]>`` (Python source) where a path of the tree first needs it."""
+    ``f_<name> = <exprs[name]>`` (Python source) where a path of the tree first needs it.  A shared
+    subtree (:attr:`~predictor.tree_ir.TreeIR.shared`, a grafted model) is written once, as a nested
+    function ``_n<node>()`` that every parent returns the result of."""
     from .tree_ir import Leaf, Split
 
     index = {c: i for i, c in enumerate(ir.classes)}
     lines: list[str] = []
+    shared = set(ir.shared)
 
-    def walk(i: int, ind: str, have: frozenset[str]) -> None:
+    def walk(i: int, ind: str, have: frozenset[str], top: bool = False) -> None:
         node = ir.nodes[i]
+        if i in shared and not top:
+            lines.append(f"{ind}return _n{i}()")
+            return
         if isinstance(node, Leaf):
             if candidates:
                 lines.append(f"{ind}return ({''.join(f'{index[c]}, ' for c in node.choices).rstrip()})")
@@ -223,6 +252,9 @@ def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapp
         lines.append(f"{ind}else:")
         walk(node.right, ind + "    ", have)
 
+    for i in shared_order(ir):  # a shared subtree once, as a nested function (it reads the caller's variables)
+        lines.append(f"{indent}def _n{i}():")
+        walk(i, indent + "    ", frozenset(), top=True)
     walk(0, indent, frozenset())
     return lines
 
@@ -236,15 +268,20 @@ def cpp_tree(ir: TreeIR, indent: str, var: Callable[[str], str] = "f_{}".format,
     number.  Feature ``name`` is read from the variable ``var(name)``.  With ``exprs`` (C++
     expressions of some features), such a feature is computed as ``const std::int64_t
     var(name) = exprs[name];`` where a path of the tree first needs it (as :func:`python_tree`):
-    a call computes only the features on its own path."""
+    a call computes only the features on its own path.  A shared subtree is written once, as a lambda
+    ``n<node>`` capturing the caller's variables by reference, that every parent returns the result of."""
     from .tree_ir import Leaf, Split
 
     index = {c: i for i, c in enumerate(ir.classes)}
     lazy = dict(exprs or {})
     lines: list[str] = []
+    shared = set(ir.shared)
 
-    def walk(i: int, ind: str, have: frozenset[str]) -> None:
+    def walk(i: int, ind: str, have: frozenset[str], top: bool = False) -> None:
         node = ir.nodes[i]
+        if i in shared and not top:
+            lines.append(f"{ind}return n{i}();")
+            return
         if isinstance(node, Leaf):
             if candidates:
                 c = node.choices
@@ -264,6 +301,10 @@ def cpp_tree(ir: TreeIR, indent: str, var: Callable[[str], str] = "f_{}".format,
         walk(node.right, ind + "  ", have)
         lines.append(f"{ind}}}")
 
+    for i in shared_order(ir):  # a shared subtree once, as a lambda (constexpr since C++17) over the caller's variables
+        lines.append(f"{indent}const auto n{i} = [&]() -> int {{")
+        walk(i, indent + "  ", frozenset(), top=True)
+        lines.append(f"{indent}}};")
     walk(0, indent, frozenset())
     return lines
 
@@ -291,4 +332,4 @@ def cpp_result_codes(codes: Iterable[ResultCode], what: str) -> str:
 
 
 __all__ = ["ResultCode", "CALLS", "CPP_FUNCTIONS", "parse", "names_in", "expand", "PythonExpr", "CppExpr", "cpp_helpers",
-           "python_tree", "cpp_tree", "cpp_enum", "cpp_result_codes"]
+           "python_tree", "cpp_tree", "shared_order", "cpp_enum", "cpp_result_codes"]

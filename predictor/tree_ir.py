@@ -103,7 +103,8 @@ Node = Split | Leaf
 
 @dataclass(frozen=True, eq=False)
 class TreeIR:
-    """A flattened decision tree over integer features; node 0 is the root.
+    """A flattened decision tree over integer features; node 0 is the root.  A subtree may hang under
+    several parents (:func:`graft`: a router's leaves share their member's tree; :attr:`shared`).
 
     ``classes`` is the portfolio, in table order (the C++ header's config table and the index
     :meth:`predict_index` returns).  ``meta`` carries provenance (family, gpu, sms, hashes, ...).
@@ -173,29 +174,36 @@ class TreeIR:
     # ---------------------------------------------------------------- invariants
     def validate(self) -> "TreeIR":
         """Raise :class:`TreeIRError` unless: there is at least one node, every child index is in
-        range, every node is reachable from the root exactly once (a tree, no cycles), feature
-        indices are in range, thresholds are ints, and leaf labels are in :attr:`classes`."""
+        range, every node is reachable from the root and no path returns to a node it passed (no
+        cycles; a subtree may be shared by several parents: :func:`graft`), feature indices are in
+        range, thresholds are ints, and leaf labels are in :attr:`classes`."""
         if not self.nodes:
             raise TreeIRError("empty tree")
         if len(set(self.classes)) != len(self.classes) or not self.classes:
             raise TreeIRError(f"classes must be non-empty and unique, got {self.classes}")
         n = len(self.nodes)
-        seen = [0] * n
-        stack = [0]
+        state = [0] * n  # 0 unseen, 1 on the current path, 2 done
+        stack: list[tuple[int, bool]] = [(0, False)]
         while stack:
-            i = stack.pop()
+            i, leaving = stack.pop()
+            if leaving:
+                state[i] = 2
+                continue
             if not 0 <= i < n:
                 raise TreeIRError(f"child index {i} out of range [0, {n})")
-            seen[i] += 1
-            if seen[i] > 1:
-                raise TreeIRError(f"node {i} is reached twice (not a tree)")
+            if state[i] == 1:
+                raise TreeIRError(f"node {i} is on a cycle (not a tree)")
+            if state[i] == 2:
+                continue
+            state[i] = 1
+            stack.append((i, True))
             node = self.nodes[i]
             if isinstance(node, Split):
                 if not 0 <= node.feature < len(self.feature_names):
                     raise TreeIRError(f"node {i}: feature index {node.feature} out of range")
                 if type(node.threshold) is not int:
                     raise TreeIRError(f"node {i}: threshold {node.threshold!r} is not an int")
-                stack += [node.left, node.right]
+                stack += [(node.right, False), (node.left, False)]
             elif isinstance(node, Leaf):
                 if node.label not in self.classes:
                     raise TreeIRError(f"node {i}: label {node.label!r} is not in the portfolio")
@@ -206,10 +214,21 @@ class TreeIR:
                                       f"and be at most {MAX_CANDIDATES} distinct configs of the portfolio")
             else:
                 raise TreeIRError(f"node {i}: unknown node type {type(node).__name__}")
-        unreachable = [i for i, s in enumerate(seen) if s == 0]
+        unreachable = [i for i, s in enumerate(state) if s == 0]
         if unreachable:
             raise TreeIRError(f"unreachable node(s) {unreachable[:10]}")
         return self
+
+    @property
+    def shared(self) -> tuple[int, ...]:
+        """Split nodes with more than one parent (the roots of shared subtrees, :func:`graft`), in index
+        order; empty for a tree."""
+        parents = [0] * len(self.nodes)
+        for node in self.nodes:
+            if isinstance(node, Split):
+                parents[node.left] += 1
+                parents[node.right] += 1
+        return tuple(i for i, (p, node) in enumerate(zip(parents, self.nodes)) if p > 1 and isinstance(node, Split))
 
     # ---------------------------------------------------------------- (de)serialisation
     def to_dict(self) -> dict[str, Any]:
@@ -361,10 +380,51 @@ def compose(left: TreeIR, right: TreeIR, feature: int, threshold: int, classes: 
     return TreeIR(tuple(left.feature_names), table, nodes, dict(meta or {})).validate()
 
 
+def graft(router: TreeIR, members: Mapping[str, TreeIR], classes: Sequence[str] | None = None,
+          meta: Mapping[str, Any] | None = None) -> TreeIR:
+    """One model of a ``router`` whose leaf labels name ``members`` (its classes: the member keys), each router
+    leaf replaced by its member's root: the router's splits first, then each member's nodes once, in
+    ``router.classes`` order, shared by every router leaf naming it (a DAG; :attr:`TreeIR.shared`).
+    ``classes``: the table order, default the members' classes in that order.  The router and every member
+    use the same features.  Validated."""
+    names = tuple(router.feature_names)
+    if any(tuple(m.feature_names) != names for m in members.values()):
+        raise TreeIRError("cannot graft trees over different features")
+    missing = [c for c in router.classes if c not in members]
+    if missing:
+        raise TreeIRError(f"the router names members {missing} that were not given")
+    if isinstance(router.nodes[0], Leaf):
+        raise TreeIRError("a router of one leaf: use its member alone")
+    splits = [i for i, x in enumerate(router.nodes) if isinstance(x, Split)]
+    new = {old: j for j, old in enumerate(splits)}
+    start, n = {}, len(splits)
+    for c in router.classes:
+        start[c] = n
+        n += len(members[c].nodes)
+
+    def child(i: int) -> int:
+        x = router.nodes[i]
+        return start[x.label] if isinstance(x, Leaf) else new[i]
+
+    def moved(x: Node, k: int) -> Node:
+        return Split(x.feature, x.threshold, x.left + k, x.right + k) if isinstance(x, Split) else x
+
+    nodes: list[Node] = []
+    for i in splits:
+        x = router.nodes[i]
+        assert isinstance(x, Split)
+        nodes.append(Split(x.feature, x.threshold, child(x.left), child(x.right)))
+    for c in router.classes:
+        nodes += [moved(x, start[c]) for x in members[c].nodes]
+    table = tuple(classes) if classes is not None else tuple(dict.fromkeys(
+        label for c in router.classes for label in members[c].classes))
+    return TreeIR(names, table, tuple(nodes), dict(meta or {})).validate()
+
+
 def _as_int(v: Any) -> int:
     if type(v) is not int:
         raise TreeIRError(f"threshold {v!r} is not an integer")
     return v
 
 
-__all__ = ["MAX_CANDIDATES", "TreeIR", "Split", "Leaf", "TreeIRError", "compose", "exact_int_threshold", "sklearn_goes_left", "FORMAT"]
+__all__ = ["MAX_CANDIDATES", "TreeIR", "Split", "Leaf", "TreeIRError", "compose", "graft", "exact_int_threshold", "sklearn_goes_left", "FORMAT"]

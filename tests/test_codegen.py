@@ -13,7 +13,7 @@ import pytest
 
 from predictor import codegen, config
 from predictor.codegen import CppExpr, PythonExpr, ResultCode, cpp_enum, cpp_tree, expand, names_in, parse, python_tree
-from predictor.tree_ir import Leaf, Split, TreeIR
+from predictor.tree_ir import Leaf, Split, TreeIR, graft
 
 GXX = shutil.which("g++")
 NAMES = ("a", "b", "c", "d")
@@ -134,6 +134,48 @@ def test_cpp_tree_compiles_and_agrees(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     out = subprocess.run([str(tmp_path / "t")], capture_output=True, text=True, check=True).stdout.split()
     assert out == [str(ir.predict_index((x, y))) for x in range(9) for y in range(20)]
+
+
+def _grafted() -> TreeIR:
+    """A router over two members, one of them named by two router leaves (a shared subtree)."""
+    member = TreeIR(("x", "y"), ("hi", "lo"), (Split(1, 3, 1, 2), Leaf("lo", ("lo", "hi")), Leaf("hi"))).validate()
+    router = TreeIR(("x", "y"), ("m", "t"), (Split(0, 2, 1, 2), Leaf("t"), Split(0, 6, 3, 4), Leaf("m"), Leaf("t")))
+    return graft(router, {"t": _ir(), "m": member})
+
+
+def test_tree_printers_write_a_shared_subtree_once() -> None:
+    ir = _grafted()
+    assert len(ir.shared) == 1
+    for cands in (False, True):
+        src = "\n".join(["def f(x, z):", *python_tree(ir, "    ", {"x": "x"}, {"y": "z * 2"}, cands)]) + "\n"
+        assert src.count("def _n") == 1 and src.count(f"return _n{ir.shared[0]}()") == 2
+        ns: dict[str, object] = {}
+        exec(src, ns)  # noqa: S102 - generated from the IR above
+        for x in range(0, 9):
+            for z in range(0, 9):
+                want = (tuple(ir.classes.index(c) for c in ir.candidates((x, 2 * z))) if cands
+                        else ir.predict_index((x, 2 * z)))
+                assert ns["f"](x, z) == want, (x, z)  # type: ignore[operator]
+    assert "def _n" not in "\n".join(python_tree(_ir(), "    ", {"x": "x", "y": "y"}, {}))
+    assert not any("[&]" in line for line in cpp_tree(_ir(), "  "))
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ not found")
+def test_cpp_shared_subtree_is_constexpr_and_agrees(tmp_path: Path) -> None:
+    ir = _grafted()
+    body = cpp_tree(ir, "  ", exprs={"y": "z * 2"})
+    assert sum("[&]() -> int {" in line for line in body) == 1
+    src = tmp_path / "tree.cpp"
+    src.write_text("#include <cstdint>\n#include <cstdio>\n"
+                   "constexpr int f(std::int64_t f_x, std::int64_t z) {\n" + "\n".join(body) + "\n}\n"
+                   f"static_assert(f(7, 0) == {ir.predict_index((7, 0))}, \"constexpr through the shared subtree\");\n"
+                   "int main() { for (int x = 0; x < 9; ++x) for (int z = 0; z < 9; ++z) "
+                   "std::printf(\"%d\\n\", f(x, z)); }\n")
+    proc = subprocess.run([GXX, "-std=c++17", "-Wall", "-Wextra", "-Wshadow", "-Wpedantic", "-Werror", str(src), "-o",
+                           str(tmp_path / "t")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    out = subprocess.run([str(tmp_path / "t")], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(ir.predict_index((x, 2 * z))) for x in range(9) for z in range(9)]
 
 
 def test_result_codes() -> None:

@@ -426,3 +426,37 @@ def test_compiles_without_optional_flags(header: Path, synthetic_models, tmp_pat
     """The header alone (no driver code) compiles as C++17 with -O0 and warnings as errors."""
     src = f'#include "{header}"\nint main() {{ return 0; }}\n'
     compile_driver(src, tmp_path / "only", [*WARN, "-O0"])
+
+
+def test_a_grafted_model_compiles_and_agrees(synthetic_models, tmp_path: Path) -> None:
+    """A model whose router leaves share member subtrees (:func:`predictor.tree_ir.graft`): the header writes
+    each shared subtree once (a lambda), stays a constant expression and answers what the Python selector does."""
+    from predictor.export_cpp import export_models_dir
+    from predictor.tree_ir import Leaf, graft
+
+    fam = "f16nhwc"
+    trained = TreeIR.load(synthetic_models.models / f"synthetic-{fam}.tree.json")
+    f = FEATURE_NAMES.index
+    other = TreeIR(trained.feature_names, trained.classes[:2], (Split(f("C"), 128, 1, 2), Leaf(trained.classes[1]),
+                                                                   Leaf(trained.classes[0]))).validate()
+    router = TreeIR(trained.feature_names, ("t", "o"), (Split(f("K"), 64, 1, 2), Leaf("o"), Split(f("N"), 4, 3, 4),
+                                                        Leaf("t"), Leaf("o"))).validate()
+    g = graft(router, {"t": trained, "o": other}, classes=trained.classes, meta=trained.meta)
+    assert g.shared
+    models_dir = tmp_path / "models"
+    models_dir.mkdir()
+    g.save(models_dir / f"synthetic-{fam}.tree.json")
+    header = export_models_dir(models_dir, "synthetic", tmp_path / "export")
+    assert header.read_text().count("[&]() -> int {") == 2 * len(g.shared)  # select_ and candidates_
+    exe = compile_driver(driver_source(header, namespace_name("synthetic"), (fam,)), tmp_path / "driver", [*WARN, "-O1"])
+    rows = random_rows(fam, 3000, seed=5)
+    path = models_dir / f"synthetic-{fam}.tree.json"
+    valid = 0
+    for (_, args), (ci, cname, cc) in zip(rows, run_driver(exe, rows)):
+        py = python_result(path, args)
+        assert ci == py and cc == python_candidates(path, args), args
+        if py >= 0:
+            valid += 1
+            feats = compute(dict(zip(ARGS, args)))
+            assert cname == g.predict(feats) and cc == tuple(g.classes.index(c) for c in g.candidates(feats))
+    assert valid > 1000

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 
 from predictor.features import FEATURE_NAMES
-from predictor.tree_ir import Leaf, Split, TreeIR, TreeIRError, exact_int_threshold, sklearn_goes_left
+from predictor.tree_ir import Leaf, Split, TreeIR, TreeIRError, exact_int_threshold, graft, sklearn_goes_left
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -163,7 +163,8 @@ def test_validate() -> None:
         "feature index": [Split(2, 5, 1, 2), Leaf("a"), Leaf("b")],
         "not in the portfolio": [Split(0, 5, 1, 2), Leaf("a"), Leaf("c")],
         "not an int": [Split(0, 5.5, 1, 2), Leaf("a"), Leaf("b")],  # type: ignore[arg-type]
-        "twice": [Split(0, 5, 1, 0), Leaf("a")],
+        "cycle": [Split(0, 5, 1, 0), Leaf("a")],
+        "deeper cycle": [Split(0, 5, 1, 2), Leaf("a"), Split(1, 0, 1, 0)],
     }
     for what, nodes in bad.items():
         with pytest.raises(TreeIRError):
@@ -172,6 +173,30 @@ def test_validate() -> None:
         _ir([]).validate()
     with pytest.raises(TreeIRError):
         _ir([Leaf("a")], classes=("a", "a")).validate()
+
+
+def test_graft_shares_each_member_once() -> None:
+    a = _ir([Split(0, 5, 1, 2), Leaf("a"), Leaf("b", ("b", "a"))])
+    b = _ir([Split(1, 3, 1, 2), Leaf("c"), Leaf("b")], classes=("b", "c"))
+    router = _ir([Split(0, 10, 1, 2), Split(1, 0, 3, 4), Leaf("B"), Leaf("A"), Leaf("B")], classes=("A", "B"))
+    g = graft(router, {"A": a, "B": b})
+    assert g.classes == ("a", "b", "c") and len(g.nodes) == 2 + 3 + 3
+    assert g.shared == (5,)  # B's root, reached from both of the router's leaves naming it
+    assert g.depth == 3 and g.n_leaves == 4
+    for x in range(-2, 14):
+        for y in range(-2, 6):
+            member = a if x <= 10 and y <= 0 else b
+            assert g.predict((x, y)) == member.predict((x, y)) and g.candidates((x, y)) == member.candidates((x, y))
+    assert graft(router, {"A": a, "B": b}, classes=("c", "b", "a")).classes == ("c", "b", "a")
+    with pytest.raises(TreeIRError, match="were not given"):
+        graft(router, {"A": a})
+    with pytest.raises(TreeIRError, match="different features"):
+        graft(router, {"A": a, "B": TreeIR(("x", "z"), b.classes, b.nodes)})
+    with pytest.raises(TreeIRError, match="one leaf"):
+        graft(_ir([Leaf("A")], classes=("A",)), {"A": a})
+    with pytest.raises(TreeIRError, match="not in the portfolio"):
+        graft(router, {"A": a, "B": b}, classes=("a", "b"))
+    assert TreeIR.from_json(g.to_json()).nodes == g.nodes
 
 
 # --------------------------------------------------------------------------- the trained model
