@@ -37,7 +37,7 @@ LAYERS: dict[str, int] = {
     # 1 data and shapes
     "schema": 1, "backend": 1, "features": 1, "tree_ir": 1, "codegen": 1,
     # 2 kernels, tables and exports
-    "emit": 2, "space": 2, "portfolio": 2, "cv_folds": 2, "fitting": 2, "leaf_candidates": 2, "neighbours": 2, "cost_teacher": 2, "shapes": 2, "layers": 2, "export_py": 2,
+    "emit": 2, "space": 2, "portfolio": 2, "cv_folds": 2, "fitting": 2, "leaf_candidates": 2, "neighbours": 2, "cost_teacher": 2, "shapes": 2, "layers": 2, "export_py": 2, "route": 2,
     "export_cpp": 2, "dispatch_text": 2,
     # 3 pickers and backends
     "selector": 3, "baselines": 3, "cuda_backend": 3, "dispatcher": 3,
