@@ -12,6 +12,8 @@ pointwise layers, which the GEMM kernels run, and routes the rest):
   leave-out report for the same group (`reports/lono/h200-f16nhwc/`, ...: the shipped methods);
 - 14 held-out networks (`reports/holdout/h200/`): the router fitted on every training problem, routing to the shipped
   members' picks as that report measured them (the dispatcher's run, `runs`);
+- seeds: the leave-out routing again with other seeds of the router (its CV folds' shuffle, its tree's feature
+  order), how far the router's own variance moves the figures;
 - size: the router's leaves with a copy of the member tree each, pruned to the router leaf's feature box (what one
   exported tree of the composition would hold).
 
@@ -34,45 +36,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from predictor import features  # noqa: E402
-from predictor.cv_folds import _folds  # noqa: E402
 from predictor.lono import load_sweeps, lono_split, network_groups, networks  # noqa: E402
 from predictor.model_key import model_key  # noqa: E402
 from predictor.portfolio import ShapeTable, family_table, metrics  # noqa: E402
 from predictor.shipped import SHIPPED_RUNS  # noqa: E402
+from predictor.route import fit_router, member_best, route_ir  # noqa: E402
 from predictor.tree_ir import Leaf, TreeIR  # noqa: E402
 
-GRID = [(d, leaf) for d in (2, 3, 4, 5, 6, 8, 10) for leaf in (1, 4, 16, 64)]
 KEY = ["network", "shape_key"]
 
 
-def member_best(table: ShapeTable, portfolio: list[str]) -> np.ndarray:
-    """Each problem's fastest time among ``portfolio`` (a missing config: the problem's worst)."""
-    eff = np.where(np.isnan(table.times), table.worst[:, None], table.times)
-    cols = [table.configs.index(c) for c in portfolio if c in table.configs]
-    return eff[:, cols].min(axis=1)
-
-
-def fit_router(table: ShapeTable, X: np.ndarray, best: np.ndarray, cv_groups: str, seed: int = 0) -> tuple[Any, tuple[int, int]]:
-    """The router (label: the member whose best is faster, weight: |log ratio|) with the depth and minimum leaf of
-    the best grouped-CV geomean (ties: the smaller tree), fitted on all of ``table``."""
-    from sklearn.tree import DecisionTreeClassifier
-
-    y = np.argmin(best, axis=1)
-    w = np.abs(np.log(best[:, 0] / best[:, 1])) + 1e-3
-    scores = {}
-    folds = _folds(table, 5, seed, cv_groups)
-    for d, leaf in GRID:
-        logs = []
-        for a, b in folds:
-            r = DecisionTreeClassifier(max_depth=d, min_samples_leaf=leaf, random_state=seed).fit(X[a], y[a], sample_weight=w[a])
-            logs.append(np.log(best[b].min(axis=1) / best[b, r.predict(X[b])]))
-        scores[(d, leaf)] = float(np.concatenate(logs).mean())
-    chosen = max(GRID, key=lambda h: (round(scores[h], 6), -h[0], h[1]))
-    return DecisionTreeClassifier(max_depth=chosen[0], min_samples_leaf=chosen[1], random_state=seed).fit(
-        X, y, sample_weight=w), chosen
-
-
-def grafted_nodes(router: Any, members: list[TreeIR]) -> int:
+def grafted_nodes(router: Any, members: dict[str, TreeIR]) -> int:
     """Nodes of one tree: the router's splits, and at each router leaf its member's tree pruned to the leaf's box."""
     sys.setrecursionlimit(20000)
     t = router.tree_
@@ -92,7 +66,7 @@ def grafted_nodes(router: Any, members: list[TreeIR]) -> int:
 
     def walk(i: int, lo: dict[int, int], hi: dict[int, int]) -> int:
         if t.children_left[i] == -1:
-            return pruned(members[int(np.argmax(t.value[i][0]))], 0, lo, hi)
+            return pruned(members[str(router.classes_[int(np.argmax(t.value[i][0]))])], 0, lo, hi)
         f, th = int(t.feature[i]), int(np.floor(t.threshold[i]))  # integer features: x <= th.5 <=> x <= th
         h2, l2 = hi.copy(), lo.copy()
         h2[f], l2[f] = min(hi[f], th), max(lo[f], th + 1)
@@ -124,7 +98,7 @@ CASES = {
 }
 
 
-def run_case(choice: str, lono_dir: str, member_dirs: dict[str, str], cv_groups: str) -> list[str]:
+def run_case(choice: str, lono_dir: str, member_dirs: dict[str, str], cv_groups: str, seeds: int) -> list[str]:
     """The report section of one choice."""
     run = next(r for r in SHIPPED_RUNS if r.slug == "h200")
     members = list(member_dirs)
@@ -156,18 +130,25 @@ def run_case(choice: str, lono_dir: str, member_dirs: dict[str, str], cv_groups:
         lay[f"{m}_us"] = np.where(have, eff[rows, [col.get(p, 0) for p in lay[f"pick_{m}"].fillna("")]], np.inf)
     groups = network_groups(networks(table), 6)
     group_of = {n: gi for gi, g in enumerate(groups) for n in g}
-    route = np.full(len(lay), -1)
-    chosen = []
-    for gi, g in enumerate(groups):
-        tr, _ = lono_split(table, g)
-        tr = tr[routable[tr]]
-        router, h = fit_router(table.subset(tr), X[tr], best[tr], cv_groups)
-        chosen.append(h)
-        sel = lay.network.map(group_of).to_numpy() == gi
-        route[sel] = router.predict(X[rows[sel]])
     us = np.stack([lay[f"{m}_us"] for m in members], axis=1)
     lr = routable[rows]
-    lay["routed"] = lay.fastest_us / np.where(lr, us[np.arange(len(lay)), route], lay.choice_us)
+    seed_lines, chosen = [], []
+    for seed in range(seeds):  # the router's seed (its CV folds' shuffle, its tree's feature order)
+        route = np.full(len(lay), -1)
+        for gi, g in enumerate(groups):
+            tr, _ = lono_split(table, g)
+            tr = tr[routable[tr]]
+            fit = fit_router(table.subset(tr), X[tr], best[tr], members, seed=seed, cv_groups=cv_groups)
+            if seed == 0:
+                chosen.append(fit.chosen)
+            sel = lay.network.map(group_of).to_numpy() == gi
+            route[sel] = [members.index(m) for m in fit.clf.predict(X[rows[sel]])]
+        score = lay.fastest_us / np.where(lr, us[np.arange(len(lay)), route], lay.choice_us)
+        if seed == 0:
+            lay["routed"], route0 = score, route
+        big = lay.gflop > 8
+        seed_lines.append(f"  - seed {seed}: {cell(score)}; above 8 GFLOP {cell(score[big])}")
+    route = route0
     lay["choice"] = lay.fastest_us / lay.choice_us
     lay["oracle"] = lay.fastest_us / np.where(lr, us.min(axis=1), lay.choice_us)
     for j, m in enumerate(members):
@@ -179,7 +160,8 @@ def run_case(choice: str, lono_dir: str, member_dirs: dict[str, str], cv_groups:
     tX = ttab.features().to_numpy(dtype=np.int64)
     keep = np.nonzero(tX[:, pw] <= 0 if partial else np.ones(len(tX), bool))[0]
     tbest = np.stack([member_best(ttab, p) for p in ports], axis=1)
-    router, h_all = fit_router(ttab.subset(keep), tX[keep], tbest[keep], cv_groups)
+    fit = fit_router(ttab.subset(keep), tX[keep], tbest[keep], members, cv_groups=cv_groups)
+    router, h_all = fit.clf, fit.chosen
     ho = pd.read_csv(ROOT / "reports/holdout/h200/layers.csv")
     hl = ho[ho.model == choice][KEY + ["gflop", "fastest_us", "pick_us", *features.ARGS]].rename(
         columns={"pick_us": "choice_us"})
@@ -188,7 +170,7 @@ def run_case(choice: str, lono_dir: str, member_dirs: dict[str, str], cv_groups:
     Xh = features.frame(hl).to_numpy(dtype=np.int64)
     hr = Xh[:, pw] <= 0 if partial else np.ones(len(Xh), bool)
     hus = np.stack([hl[f"{m}_us"].fillna(np.inf) for m in members], axis=1)
-    hroute = router.predict(Xh)
+    hroute = np.array([members.index(m) for m in router.predict(Xh)])
     # a layer a member did not run (no row: it cannot implement it) goes to the other member
     sent = hus[np.arange(len(hl)), hroute]
     hl["routed"] = hl.fastest_us / np.where(hr, np.where(np.isfinite(sent), sent, hus.min(axis=1)), hl.choice_us)
@@ -196,7 +178,11 @@ def run_case(choice: str, lono_dir: str, member_dirs: dict[str, str], cv_groups:
     hl["oracle"] = hl.fastest_us / np.where(hr, hus.min(axis=1), hl.choice_us)
     for j, m in enumerate(members):  # NaN: the member did not run the layer
         hl[m] = hl.fastest_us / np.where(hr, np.where(np.isfinite(hus[:, j]), hus[:, j], np.nan), hl.choice_us)
-    size = grafted_nodes(router, [models[m] for m in members])
+    size = grafted_nodes(router, models)
+    dag = route_ir(router, models, tuple(dict.fromkeys(c for m in members for c in models[m].classes)))
+    Xall = features.frame(hl).to_numpy(dtype=np.int64)  # the one model answers what router + members answer
+    if any(dag.predict(x) != models[m].predict(x) for x, m in zip(Xall.tolist(), router.predict(Xall))):
+        raise SystemExit(f"{choice}: the grafted model disagrees with its router and members")
 
     also = " (the choice's own pick on pointwise layers)" if partial else ""
     cols = {f"shipped choice `{model_key(choice).value}`": "choice", f"router over the members{also}": "routed",
@@ -208,7 +194,11 @@ def run_case(choice: str, lono_dir: str, member_dirs: dict[str, str], cv_groups:
         *table_rows(f"14 held-out networks ({len(hl)} layers)", hl, cols), "",
         f"- router hyper-parameters (depth, min leaf) chosen per leave-out fold: {chosen}; on every training problem: "
         f"{h_all} ({router.get_n_leaves()} leaves; CV grouped by {cv_groups})",
-        f"- one exported tree of that router and its members would hold {size} nodes (members: "
+        f"- the same leave-out routing with other seeds of the router (its CV folds' shuffle and its tree's feature "
+        f"order; the table above is seed 0):", *seed_lines,
+        f"- one model of that router and its members (`predictor.route.route_ir`, each member's tree shared) holds "
+        f"{len(dag.nodes)} nodes; with a copy of the member's tree at each router leaf (pruned to the leaf's feature "
+        f"box) it would hold {size} (members: "
         + ", ".join(f"`{m}` {len(models[m].nodes)}" for m in members) + "; the shipped choice's tree "
         f"{len(TreeIR.load(ROOT / f'models/h200-{choice}.tree.json').nodes)})",
         "- layers routed to each member, leave-out: " + ", ".join(
@@ -221,16 +211,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--cv-groups", default="network", choices=("problem", "network"))
+    ap.add_argument("--seeds", type=int, default=4, help="router seeds of the leave-out routing (default 4)")
     args = ap.parse_args()
     lines = [
         "# A family router over the single-family models", "",
         "generated by scripts/router_experiment.py, do not edit; regenerate with:", "",
         f"    python scripts/router_experiment.py --out {args.out}"
-        + (f" --cv-groups {args.cv_groups}" if args.cv_groups != "network" else ""), "",
+        + (f" --cv-groups {args.cv_groups}" if args.cv_groups != "network" else "")
+        + (f" --seeds {args.seeds}" if args.seeds != 4 else ""), "",
         (__doc__ or "").split("\n\n", 1)[1].split("\n\n    python")[0], "",
     ]
     for choice, lono_dir, member_dirs in CASES.values():
-        lines += run_case(choice, lono_dir, member_dirs, args.cv_groups)
+        lines += run_case(choice, lono_dir, member_dirs, args.cv_groups, args.seeds)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "REPORT.md").write_text("\n".join(lines))
     print("\n".join(lines))
