@@ -37,7 +37,7 @@ import pandas as pd
 from .cli import setup_logging
 from .lono import BIG_GFLOP, NET_PREFIX, _cell, _summ, gflop, load_sweeps
 from .model_key import CLI_HELP, Key, cli_model_key, model_key
-from .portfolio import TrainError, family_table, picked_times
+from .portfolio import TrainError, best_of, family_table, picked_times
 from .resources import source_root
 from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256
 from .selector import load_model, model_path
@@ -111,9 +111,7 @@ def score_key(df: pd.DataFrame, key: Key, gpu: str, nets: dict[str, list[str]], 
     width = max(len(c) for c in tried)
     tuned_t = np.min(np.stack([picked_times(table, np.array([col(c[min(j, len(c) - 1)]) for c in tried]))
                                for j in range(width)], axis=1), axis=1)
-    own = [index[c] for c in model.ir.classes if c in index]
-    sub = table.times[:, own]
-    bound = np.min(np.where(np.isnan(sub), table.worst[:, None], sub), axis=1)
+    bound = best_of(table, model.ir.classes)
     flops = gflop(table.shapes)
     seen = set().union(*(trained.get(f.value, set()) for f in key.families))
     rows: list[dict[str, Any]] = []

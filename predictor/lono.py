@@ -48,7 +48,7 @@ from .fitting import (
     fit_key, model_ir, portfolio_sizes,
 )
 from .cli import setup_logging
-from .portfolio import ShapeTable, TrainError, best_single, check_no_overlap, family_table, metrics, picked_times
+from .portfolio import ShapeTable, TrainError, best_of, best_single, check_no_overlap, family_table, metrics, picked_times
 from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256, read_metadata, read_sweep
 from .shapes import NET_PREFIX
 from .targets import TARGETS
@@ -173,9 +173,7 @@ def evaluate_network(table: ShapeTable, X: np.ndarray, network: str | Sequence[s
         cand_t = np.stack([picked_times(test_t, np.array([index[c[min(j, len(c) - 1)]] for c in cands]))
                            for j in range(width)], axis=1)
         tuned_t = cand_t.min(axis=1)
-        own = [index[c] for c in fitted.classes]
-        sub = test_t.times[:, own]
-        bound = np.min(np.where(np.isnan(sub), test_t.worst[:, None], sub), axis=1)
+        bound = best_of(test_t, fitted.classes)
         k, weighting, min_leaf, depth = cv.chosen
         folds.append({"family": family, "network": " ".join(group), "kind": kind, "train": len(tr),
                       "excluded_same_shape": int(table.n_shapes - len(tr) - len(te)), "layers": len(te),

@@ -363,6 +363,17 @@ def picked_times(table: ShapeTable, picks: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(t), table.worst, t)
 
 
+def best_of(table: ShapeTable, configs: Sequence[str]) -> np.ndarray:
+    """Each shape's fastest effective time among ``configs`` (a config the table lacks is skipped; a missing time
+    counts the shape's worst, as :func:`picked_times` does): a model's bound, a member's best."""
+    index = {c: j for j, c in enumerate(table.configs)}
+    cols = [index[c] for c in configs if c in index]
+    if not cols:
+        raise ValueError("none of the configs is in the table")
+    sub = table.times[:, cols]
+    return np.min(np.where(np.isnan(sub), table.worst[:, None], sub), axis=1)
+
+
 def metrics(oracle: np.ndarray, picked: np.ndarray) -> dict[str, float] | None:
     """Summary of ``oracle / picked`` over shapes (None for an empty set)."""
     oracle, picked = np.asarray(oracle, float), np.asarray(picked, float)
@@ -469,5 +480,5 @@ def portfolio_targets(table: ShapeTable, portfolio: Sequence[int]) -> tuple[np.n
     return label, log_ratio(eff, best[:, None])
 
 
-__all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "check_no_overlap", "one_method_per_problem", "effective_times", "picked_times", "metrics",
+__all__ = ["ShapeTable", "FamilyTable", "TrainError", "common_problems", "family_table", "build_table", "eligible_rows", "check_no_overlap", "one_method_per_problem", "effective_times", "picked_times", "best_of", "metrics",
            "geomean_score", "greedy_portfolio", "best_single", "portfolio_targets", "measured_smem", "configs_fit", "dyadic", "log_ratio", "geomean", "scalar_log", "scalar_exp", "scalar_pow2", "LOG_BITS"]

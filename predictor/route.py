@@ -40,21 +40,10 @@ class RouterFit(NamedTuple):
     scores: dict[tuple[int, int], float]
 
 
-def member_best(table: ShapeTable, portfolio: Sequence[str]) -> np.ndarray:
-    """Each problem's fastest time among ``portfolio`` (a config the table lacks is skipped; a missing time
-    counts the problem's worst, as :func:`predictor.portfolio.picked_times` does)."""
-    eff = np.where(np.isnan(table.times), table.worst[:, None], table.times)
-    index = {c: j for j, c in enumerate(table.configs)}
-    cols = [index[c] for c in portfolio if c in index]
-    if not cols:
-        raise ValueError("none of the portfolio's configs is in the table")
-    return eff[:, cols].min(axis=1)
-
-
 def fit_router(table: ShapeTable, X: np.ndarray, best: np.ndarray, members: Sequence[str], *, folds: int = 5,
                seed: int = 0, cv_groups: str = "network") -> RouterFit:
-    """The router over ``members`` (``best``: problems x members, :func:`member_best` of each member model's
-    portfolio) with the (depth, min leaf) of the best ``cv_groups``-grouped CV score, ties to the smaller tree,
+    """The router over ``members`` (``best``: problems x members, :func:`predictor.portfolio.best_of` each member
+    model's portfolio) with the (depth, min leaf) of the best ``cv_groups``-grouped CV score, ties to the smaller tree,
     fitted on all of ``table``."""
     from sklearn.tree import DecisionTreeClassifier
 
@@ -97,4 +86,4 @@ def route_ir(clf: Any, members: Mapping[str, TreeIR], classes: Sequence[str],
     return graft(router, members, classes=classes, meta=meta)
 
 
-__all__ = ["RouterFit", "member_best", "fit_router", "route_ir", "ROUTER_DEPTHS", "ROUTER_MIN_LEAF", "WEIGHT_FLOOR"]
+__all__ = ["RouterFit", "fit_router", "route_ir", "ROUTER_DEPTHS", "ROUTER_MIN_LEAF", "WEIGHT_FLOOR"]

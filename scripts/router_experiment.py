@@ -38,9 +38,9 @@ sys.path.insert(0, str(ROOT))
 from predictor import features  # noqa: E402
 from predictor.lono import load_sweeps, lono_split, network_groups, networks  # noqa: E402
 from predictor.model_key import model_key  # noqa: E402
-from predictor.portfolio import ShapeTable, family_table, metrics  # noqa: E402
+from predictor.portfolio import best_of, family_table, metrics  # noqa: E402
 from predictor.shipped import SHIPPED_RUNS  # noqa: E402
-from predictor.route import fit_router, member_best, route_ir  # noqa: E402
+from predictor.route import fit_router, route_ir  # noqa: E402
 from predictor.tree_ir import Leaf, TreeIR  # noqa: E402
 
 KEY = ["network", "shape_key"]
@@ -112,7 +112,7 @@ def run_case(choice: str, lono_dir: str, member_dirs: dict[str, str], cv_groups:
     df, _ = load_sweeps([ROOT / p for p in lono_cmd if p.endswith(".parquet")])
     table = family_table(df, model_key(choice), None).table
     X = table.features().to_numpy(dtype=np.int64)
-    best = np.stack([member_best(table, p) for p in ports], axis=1)
+    best = np.stack([best_of(table, p) for p in ports], axis=1)
     routable = X[:, pw] <= 0 if partial else np.ones(len(X), bool)
     row_of = {k: i for i, k in enumerate(table.keys)}
     eff = np.where(np.isnan(table.times), table.worst[:, None], table.times)
@@ -159,7 +159,7 @@ def run_case(choice: str, lono_dir: str, member_dirs: dict[str, str], cv_groups:
     ttab = family_table(dtr, model_key(choice), run.target).table
     tX = ttab.features().to_numpy(dtype=np.int64)
     keep = np.nonzero(tX[:, pw] <= 0 if partial else np.ones(len(tX), bool))[0]
-    tbest = np.stack([member_best(ttab, p) for p in ports], axis=1)
+    tbest = np.stack([best_of(ttab, p) for p in ports], axis=1)
     fit = fit_router(ttab.subset(keep), tX[keep], tbest[keep], members, cv_groups=cv_groups)
     router, h_all = fit.clf, fit.chosen
     ho = pd.read_csv(ROOT / "reports/holdout/h200/layers.csv")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from predictor.model_key import model_key
-from predictor.portfolio import family_table
-from predictor.route import ROUTER_DEPTHS, ROUTER_MIN_LEAF, fit_router, member_best, route_ir
+from predictor.portfolio import best_of, family_table
+from predictor.route import ROUTER_DEPTHS, ROUTER_MIN_LEAF, fit_router, route_ir
 from predictor.tree_ir import Leaf, TreeIR
 
 CHOICE, MEMBERS = "f16nhwc+f16nhwc90", ("f16nhwc", "f16nhwc90")
@@ -37,7 +37,7 @@ def members(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
 
 def test_router_sends_each_problem_to_a_member_model(members) -> None:
     t, X, irs = members.table, members.X, members.irs
-    best = np.stack([member_best(t, irs[m].classes) for m in MEMBERS], axis=1)
+    best = np.stack([best_of(t, irs[m].classes) for m in MEMBERS], axis=1)
     assert (best > 0).all() and np.isfinite(best).all()
     fit = fit_router(t, X, best, MEMBERS, cv_groups="problem")
     assert set(fit.scores) == {(d, leaf) for d in ROUTER_DEPTHS for leaf in ROUTER_MIN_LEAF}
@@ -58,7 +58,7 @@ def test_router_sends_each_problem_to_a_member_model(members) -> None:
 
 def test_a_one_member_router_is_that_members_model(members) -> None:
     t, X, irs = members.table, members.X, members.irs
-    best = np.stack([member_best(t, irs[m].classes) for m in MEMBERS], axis=1)
+    best = np.stack([best_of(t, irs[m].classes) for m in MEMBERS], axis=1)
     best[:, 0] = best[:, 1] * 2  # f16nhwc90's portfolio always faster
     fit = fit_router(t, X, best, MEMBERS, cv_groups="problem")
     ir = route_ir(fit.clf, irs, irs["f16nhwc90"].classes)
@@ -70,5 +70,5 @@ def test_router_refuses_bad_input(members) -> None:
     t, X = members.table, members.X
     with pytest.raises(ValueError, match="one column per member"):
         fit_router(t, X, np.ones((t.n_shapes, 1)), MEMBERS[:1])
-    with pytest.raises(ValueError, match="none of the portfolio"):
-        member_best(t, ["f16nhwc_not_a_config"])
+    with pytest.raises(ValueError, match="none of the configs"):
+        best_of(t, ["f16nhwc_not_a_config"])
