@@ -136,12 +136,14 @@ def holdout_networks(report: Path) -> set[str]:
 
 
 def shipped_models(root: Path = ROOT) -> list[tuple[str, str, str, int]]:
-    """(gpu slug, model key, kind, portfolio size) of every shipped model, in file order."""
+    """(gpu slug, model key, kind, portfolio size) of every shipped model, in file order (kind ``route``: a
+    choice routed over its members' models, its k that of its pointwise tree)."""
     out = []
     for f in sorted((root / "models").glob("*.summary.json")):
         d = json.loads(f.read_text())
         hp = d["hyperparameters"]
-        out.append((d["gpu_slug"], d["family"], hp["kind"], int(hp["k"])))
+        # a choice routed over its members' models (predictor.route) is scored as `route` (predictor.route_lono)
+        out.append((d["gpu_slug"], d["family"], "route" if hp.get("route") else hp["kind"], int(hp["k"])))
     return out
 
 

@@ -5,28 +5,35 @@ classifier tree that sends each problem to one member family instead, whose own 
 exported model holds the router's splits with each member's tree shared under every router leaf that names it
 (:func:`predictor.tree_ir.graft`, a DAG that the printers write once per member).
 
-The router learns, per training problem of the choice's table, which member's portfolio holds the faster config
+The router learns, per training problem of the choice's table, which member family's configs hold the faster time
 (weighted by how much faster, ``|log ratio|``); its depth and minimum leaf are those of the best grouped-CV score
 (:func:`predictor.cv_folds._folds`), where a fold's problems are scored by the best config of the member its
-router sends them to.  Measured on the leave-out groups and the held-out networks in
-``reports/lono/experiments/router/`` (``scripts/router_experiment.py``).
+router sends them to.  First measured in ``reports/lono/experiments/router/`` (``scripts/router_experiment.py``);
+trained by ``python -m predictor.train --route MEMBER ...`` (:func:`fit_routed`), scored on networks it never saw
+by :mod:`predictor.route_lono`.
 """
 from __future__ import annotations
 
+import math
+import time
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from .config import Family, KernelConfig
 from .cv_folds import _folds
 from .features import FEATURE_NAMES
-from .portfolio import ShapeTable
-from .tree_ir import Leaf, TreeIR, graft
+from .fitting import POINTWISE, CVResult, Fitted, LeafTree, _columns, cross_validate, fit_model, set_candidates
+from .portfolio import ShapeTable, TrainError, best_of, best_single, geomean_score, log_ratio, picked_times
+from .tree_ir import Leaf, TreeIR, compose, graft
 
 #: The router's hyper-parameter grid: depth, minimum samples per leaf.  Leaves of 32 problems or more: with leaves
 #: down to 1 the leave-out figures above 8 GFLOP moved by 0.012 geomean between router seeds (the CV folds' shuffle,
 #: the tree's feature order); from 32 up they did not (``reports/lono/experiments/router/``).
 ROUTER_DEPTHS = (2, 3, 4, 5, 6, 8, 10)
 ROUTER_MIN_LEAF = (32, 64, 128, 256)
+#: What the router's CV keeps in one fold: each network's layers (it is chosen for networks it has not seen).
+ROUTER_CV_GROUPS = "network"
 #: Added to every training problem's weight, so a tie still counts a little.
 WEIGHT_FLOOR = 1e-3
 
@@ -38,12 +45,14 @@ class RouterFit(NamedTuple):
     clf: Any
     chosen: tuple[int, int]
     scores: dict[tuple[int, int], float]
+    #: the member (column of ``best``) the chosen grid point's CV sends each problem to, out of fold
+    sent: np.ndarray
 
 
 def fit_router(table: ShapeTable, X: np.ndarray, best: np.ndarray, members: Sequence[str], *, folds: int = 5,
                seed: int = 0, cv_groups: str = "network") -> RouterFit:
-    """The router over ``members`` (``best``: problems x members, :func:`predictor.portfolio.best_of` each member
-    model's portfolio) with the (depth, min leaf) of the best ``cv_groups``-grouped CV score, ties to the smaller tree,
+    """The router over ``members`` (``best``: problems x members, :func:`predictor.portfolio.best_of` each member's
+    configs) with the (depth, min leaf) of the best ``cv_groups``-grouped CV score, ties to the smaller tree,
     fitted on all of ``table``."""
     from sklearn.tree import DecisionTreeClassifier
 
@@ -53,7 +62,8 @@ def fit_router(table: ShapeTable, X: np.ndarray, best: np.ndarray, members: Sequ
     names = np.array(list(members))
     y = names[np.argmin(best, axis=1)]
     top = np.sort(best, axis=1)
-    w = np.log(top[:, 1] / top[:, 0]) + WEIGHT_FLOOR
+    # log ratios from the C library, on the 2**-24 grid (portfolio.LOG_BITS): the same fit on every CPU
+    w = log_ratio(top[:, 1], top[:, 0]) + WEIGHT_FLOOR
     low = best.min(axis=1)
 
     def fit(rows: np.ndarray, depth: int, leaf: int) -> Any:
@@ -63,15 +73,17 @@ def fit_router(table: ShapeTable, X: np.ndarray, best: np.ndarray, members: Sequ
     splits = _folds(table, folds, seed, cv_groups)
     col = {m: j for j, m in enumerate(members)}
     scores: dict[tuple[int, int], float] = {}
+    sent_by: dict[tuple[int, int], np.ndarray] = {}
     for depth in ROUTER_DEPTHS:
         for leaf in ROUTER_MIN_LEAF:
-            logs = []
+            sent = np.zeros(table.n_shapes, np.int64)
             for tr, te in splits:
-                sent = np.array([col[m] for m in fit(tr, depth, leaf).predict(X[te])])
-                logs.append(np.log(low[te] / best[te, sent]))
-            scores[(depth, leaf)] = float(np.concatenate(logs).mean())
+                sent[te] = [col[m] for m in fit(tr, depth, leaf).predict(X[te])]
+            # the mean log of best / routed member time, summed exactly (the same choice on every CPU)
+            scores[(depth, leaf)] = math.fsum(log_ratio(low, best[np.arange(len(low)), sent])) / len(low)
+            sent_by[(depth, leaf)] = sent
     chosen = max(scores, key=lambda h: (round(scores[h], 9), -h[0], h[1]))
-    return RouterFit(fit(np.arange(table.n_shapes), *chosen), chosen, scores)
+    return RouterFit(fit(np.arange(table.n_shapes), *chosen), chosen, scores, sent_by[chosen])
 
 
 def route_ir(clf: Any, members: Mapping[str, TreeIR], classes: Sequence[str],
@@ -86,4 +98,112 @@ def route_ir(clf: Any, members: Mapping[str, TreeIR], classes: Sequence[str],
     return graft(router, members, classes=classes, meta=meta)
 
 
-__all__ = ["RouterFit", "fit_router", "route_ir", "ROUTER_DEPTHS", "ROUTER_MIN_LEAF", "WEIGHT_FLOOR"]
+class RoutedModel:
+    """A fitted routed choice: ``router`` (a classifier over member keys) sends each problem to its member's tree
+    (``members``); with ``pointwise`` (a choice holding a family that runs only pointwise problems) the problems
+    with ``pointwise > 0`` go to that tree instead, the choice's own over every config.  Saved as such a choice's
+    model; its IR is :func:`routed_ir`."""
+
+    def __init__(self, router: Any, members: Mapping[str, TreeIR], pointwise: LeafTree | None, feature: int):
+        self.router, self.members, self.pointwise, self.feature = router, dict(members), pointwise, feature
+        self.kind = "route"
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Config name of every row of the integer feature matrix ``X``."""
+        X = np.asarray(X)
+        out = np.empty(len(X), dtype=object)
+        pw = X[:, self.feature] > 0 if self.pointwise is not None else np.zeros(len(X), bool)
+        if pw.any():
+            out[pw] = self.pointwise.predict(X[pw])  # type: ignore[union-attr]
+        rest = np.nonzero(~pw)[0]
+        if len(rest):
+            sent = self.router.predict(X[rest])
+            out[rest] = [self.members[str(m)].predict(x) for m, x in zip(sent, X[rest].tolist())]
+        return out
+
+
+def routed_ir(model: RoutedModel, classes: Sequence[str], meta: Mapping[str, Any] | None = None,
+              check_X: Any = None) -> TreeIR:
+    """The one exported model of ``model``: the router grafted onto its members (:func:`route_ir`), under a root
+    split ``pointwise <= 0`` when it has a pointwise tree (:func:`predictor.tree_ir.compose`, that tree on the
+    right).  With ``check_X``: checked against the model."""
+    rest = route_ir(model.router, model.members, classes)
+    if model.pointwise is None:
+        ir = TreeIR(rest.feature_names, rest.classes, rest.nodes, dict(meta or {})).validate()
+    else:
+        pw = TreeIR.from_sklearn(model.pointwise, FEATURE_NAMES, classes=classes)
+        ir = compose(rest, pw, model.feature, 0, classes=classes, meta=meta)
+    if check_X is not None:
+        ir.check_against(model, check_X)
+    return ir
+
+
+def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[str, TreeIR],
+               partial: Sequence[Family] = (), k_grid: Sequence[int], depth_grid: Sequence[int],
+               min_leaf_grid: Sequence[int], weightings: Sequence[str], folds: int, seed: int, tolerance: float,
+               threads: int = 1, cv_groups: str = "problem") -> tuple[CVResult, Fitted, RouterFit]:
+    """A choice's model routed over its ``members``' own models (each a :class:`TreeIR` over configs of the
+    choice's ``table``): the router (:func:`fit_router`) on the problems its members run; with ``partial``
+    families, the pointwise problems get a tree of ``kind`` over every config as
+    :func:`predictor.fitting.fit_key` fits that side (its CV grouped by ``cv_groups``; the router's always by
+    network, :data:`ROUTER_CV_GROUPS`).  The CV result's out-of-fold picks: the member the router's
+    CV sends a problem to, that (shipped, in-sample) member's pick; the pointwise side's own CV."""
+    t0 = time.time()
+    names = list(members)
+    index = {c: j for j, c in enumerate(table.configs)}
+    absent = sorted({c for m in members.values() for c in m.classes if c not in index})
+    if absent:
+        raise TrainError(f"{len(absent)} config(s) of the members' models are not among the choice's configs, "
+                         f"e.g. {absent[0]}")
+    feature = FEATURE_NAMES.index(POINTWISE)
+    pw = X[:, feature] > 0 if partial else np.zeros(len(X), bool)
+    rest = np.nonzero(~pw)[0]
+    rest_t = table.subset(rest)
+    conv = np.array([j for j, c in enumerate(table.configs) if KernelConfig.from_name(c).family not in partial])
+    # the router's labels: which member family's configs hold the faster time (each family's whole grid, as its
+    # leave-out evaluation can know it: predictor.route_lono)
+    grids = [[c for c in table.configs if KernelConfig.from_name(c).family.value == m] for m in names]
+    best = np.stack([best_of(rest_t, g) for g in grids], axis=1)
+    rf = fit_router(rest_t, X[rest], best, names, folds=folds, seed=seed, cv_groups=ROUTER_CV_GROUPS)
+    picks = np.full(table.n_shapes, -1, np.int64)
+    single = np.full(table.n_shapes, -1, np.int64)
+    picks[rest] = [index[members[names[s]].predict(x)] for s, x in zip(rf.sent, X[rest].tolist())]
+    for tr, te in _folds(rest_t, folds, seed, ROUTER_CV_GROUPS):  # the router's CV folds
+        single[rest[te]] = conv[best_single(_columns(rest_t.subset(tr), conv.tolist()))]
+    depth, leaf = rf.chosen
+    router_grid = {"kind": "router", "members": names, "max_depth": list(ROUTER_DEPTHS),
+                   "min_samples_leaf": list(ROUTER_MIN_LEAF), "folds": folds, "cv_groups": ROUTER_CV_GROUPS}
+    combo = (len(names), "router", leaf, depth)
+    router_cv = CVResult({combo: geomean_score(rest_t.oracle, picked_times(rest_t, picks[rest]))}, combo,
+                         picks[rest], single[rest], "router", time.time() - t0, router_grid)
+    used = {c for m in members.values() for c in m.classes}
+    pw_model = None
+    parts: dict[str, CVResult] = {}
+    if partial:
+        rows = np.nonzero(pw)[0]
+        sub = table.subset(rows)
+        if sub.n_shapes < 2:
+            raise TrainError(f"{sub.n_shapes} {POINTWISE} problem(s): a routed choice needs at least 2")
+        pcv = cross_validate(sub, X[rows], k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid,
+                             weightings=weightings, folds=folds, seed=seed, tolerance=tolerance, kind=kind,
+                             threads=threads, cv_groups=cv_groups)
+        pfit = fit_model(sub, X[rows], kind, pcv.chosen, seed)
+        used |= set(pfit.classes)
+        if kind != "class":  # its candidates: any config of the model a pointwise problem can run
+            set_candidates(pfit.model, sub, X[rows], sorted(used))
+        picks[rows], single[rows] = pcv.model_picks, pcv.single_picks
+        pw_model, parts = pfit.model, {"rest": router_cv, POINTWISE: pcv}
+    classes = tuple(c for c in table.configs if c in used)
+    score = geomean_score(table.oracle, picked_times(table, picks))
+    if partial:
+        cv = CVResult({parts[POINTWISE].chosen: score}, parts[POINTWISE].chosen, picks, single, kind,
+                      time.time() - t0, {**parts[POINTWISE].grid, "routed_by": POINTWISE, "router": router_grid}, parts)
+    else:
+        cv = CVResult({combo: score}, combo, picks, single, "router", time.time() - t0, router_grid)
+    grown = tuple(dict.fromkeys((*(c for m in names for c in members[m].classes),
+                                 *(pfit.portfolio if partial else ()))))
+    return cv, Fitted(RoutedModel(rf.clf, members, pw_model, feature), classes, grown), rf  # type: ignore[arg-type]
+
+
+__all__ = ["RouterFit", "RoutedModel", "fit_router", "fit_routed", "route_ir", "routed_ir", "ROUTER_CV_GROUPS", "ROUTER_DEPTHS",
+           "ROUTER_MIN_LEAF", "WEIGHT_FLOOR"]

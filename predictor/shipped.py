@@ -16,10 +16,14 @@ class Method(NamedTuple):
     max_portfolio: int
     #: what one inner CV fold keeps together (``--cv-groups``, :data:`predictor.cv_folds.CV_GROUPS`)
     cv_groups: str = "problem"
+    #: a choice routed over these members' own models (``--route``, :mod:`predictor.route`): a router tree sends
+    #: each problem to one of them; ``kind`` then fits only the pointwise problems of a choice holding a GEMM family
+    route: tuple[str, ...] = ()
 
     def cli(self) -> tuple[str, ...]:
         """The ``predictor.train`` options that train this key so."""
-        return ("--kind", self.kind, "--max-portfolio", str(self.max_portfolio), "--cv-groups", self.cv_groups)
+        return ("--kind", self.kind, "--max-portfolio", str(self.max_portfolio), "--cv-groups", self.cv_groups,
+                *(("--route", *self.route) if self.route else ()))
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,9 @@ SHIPPED_RUNS = (
                # (reports/lono/h200-f16nhwc90/, h200-choice/, reports/lono/experiments/cvgroups.md)
                methods=(Method("i8nc32", "dense", 24), Method("f16nhwc90", "soft", 24, "network"),
                         Method("i8nhwc", "blend", 24), Method("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
-                        Method("i8nhwc+i8nhwc90+i8gemm90", "cost", 24),
+                        # the int8 choice: routed over its conv members' own models since session 38
+                        # (reports/lono/h200-i8choice3-route/, reports/lono/experiments/router/)
+                        Method("i8nhwc+i8nhwc90+i8gemm90", "cost", 24, route=("i8nhwc", "i8nhwc90")),
                         Method("f16nhwc", "soft10", 24), Method("i8nhwc90", "blend", 24),
                         Method("f16nhwc+f16nhwc90", "cost", 24, "network"))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature; f16nhwc repick (the default)

@@ -72,6 +72,7 @@ from .shipped import (  # noqa: F401 - re-exported: the shipped runs were define
     SHIPPED_DISPATCHERS, SHIPPED_RUNS, SHIPPED_SLUGS, Method, ShippedRun,
 )
 from .targets import TARGETS
+from .route import RoutedModel, fit_routed, routed_ir
 from .tree_ir import Leaf, TreeIR
 
 _LOG = logging.getLogger(__name__)
@@ -135,6 +136,11 @@ def summary_markdown(s: dict[str, Any]) -> str:
         f"- {SCORING_NOTE}; P10 = 10th percentile of the per-shape score, exact = picked the fastest",
         "- CV rows: the model and the best single config are chosen on the training folds and scored on "
         "the held-out fold; SEED_CONFIG involves no fitting, so its CV row is over all training shapes",
+        *([f"- routed over the members' own models ({', '.join(s['hyperparameters']['route'])}, predictor.route): "
+           "the chosen values above are its pointwise tree's; its CV row sends each problem to the member the "
+           "router's CV chose, whose pick is that member's shipped model's, trained on every problem (in-sample): "
+           "the leave-network-out report (predictor.route_lono) scores it out of sample"]
+          if s["hyperparameters"].get("route") else []),
         "",
         "| set | picker | shapes | geomean | P10 | worst | exact |",
         "|---|---|---|---|---|---|---|",
@@ -270,29 +276,49 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
                  depth_grid: Sequence[int] = DEPTH_GRID, min_leaf_grid: Sequence[int] = MIN_LEAF_GRID,
                  weightings: Sequence[str] = WEIGHTINGS, command: str = "",
                  slug_override: str | None = None, kind: str = DEFAULT_KIND, threads: int = 1,
-                 cv_groups: str = "problem") -> FamilyModel:
+                 cv_groups: str = "problem", route: Sequence[str] = (),
+                 models_dir: Path = Path("models")) -> FamilyModel:
     """Train the model of one family, or of a choice of families with identical tensors
     (:mod:`predictor.model_key`), from its sweep rows (any status); ``kind``: see :mod:`predictor.fitting`;
     ``threads``: CV folds fitted in parallel (the model does not depend on it); ``cv_groups``: what one CV fold
-    keeps together (:data:`predictor.cv_folds.CV_GROUPS`)."""
+    keeps together (:data:`predictor.cv_folds.CV_GROUPS`); ``route``: members of a choice whose own models
+    (``models_dir/<slug>-<member>.tree.json``) a router sends its problems to (:mod:`predictor.route`)."""
     t0 = time.time()
     sets = training_sets(df, family, target, holdout_prefixes)
     train_t, hold_t, X, Xh = sets.train, sets.hold, sets.X, sets.Xh
+    slug = slug_override or target_slug(sets.ft.gpu, target)
     # ---- hyper-parameters by CV, then the final model on all training shapes (a choice with members
     # that run only some convolutions: two models routed by the pointwise feature, fitting.fit_key)
-    cv, fitted = fit_key(train_t, X, kind, partial=family.partial,
-                         k_grid=portfolio_sizes(k_grid, max_portfolio), depth_grid=depth_grid,
-                         min_leaf_grid=min_leaf_grid, weightings=weightings, folds=folds, seed=seed,
-                         tolerance=tolerance, threads=threads, cv_groups=cv_groups)
+    settings = dict(k_grid=portfolio_sizes(k_grid, max_portfolio), depth_grid=depth_grid, min_leaf_grid=min_leaf_grid,
+                    weightings=weightings, folds=folds, seed=seed, tolerance=tolerance, threads=threads,
+                    cv_groups=cv_groups)
+    router_meta: dict[str, Any] = {}
+    if route:
+        members = route_members(family, route, models_dir, slug)
+        cv, fitted, rf = fit_routed(train_t, X, kind, members=members, partial=family.partial,
+                                    **settings)  # type: ignore[arg-type]
+        router_meta = {"router": {
+            "members": {m: file_sha256(models_dir / f"{slug}-{m}.tree.json") for m in route},
+            "max_depth": rf.chosen[0], "min_samples_leaf": rf.chosen[1], "leaves": int(rf.clf.get_n_leaves()),
+            "cv_mean_log_ratio": round(rf.scores[rf.chosen], 6)}}
+    else:
+        cv, fitted = fit_key(train_t, X, kind, partial=family.partial, **settings)  # type: ignore[arg-type]
     for part, res in (cv.parts or {"": cv}).items():
         k, weighting, min_leaf, depth = res.chosen
+        if res.kind == "router":
+            _LOG.info("%s: router over %s chosen with depth %d, min leaf %d (out-of-fold geomean %.4f)",
+                      family.value, list(route), depth, min_leaf, res.scores[res.chosen])
+            continue
         _LOG.info("%s%s: CV over %d combinations in %.1fs; chosen kind=%s k=%d weighting=%s min_samples_leaf=%d "
                   "max_depth=%d (geomean %.4f)", family.value, f" ({part} problems)" if part else "", len(res.scores),
                   res.seconds, kind, k, weighting, min_leaf, depth, res.scores[res.chosen])
-    slug = slug_override or target_slug(sets.ft.gpu, target)
     meta = _model_meta(family, sets, fitted, cv, slug=slug, target=target, sweep=sweep, sweep_sha=sweep_sha,
                        seed=seed, kind=kind)
-    ir = model_ir(fitted.model, meta["portfolio"], meta=meta, check_X=X)
+    if route:
+        meta["hyperparameters"]["route"] = list(route)
+        meta.update(router_meta)
+    ir = (routed_ir if isinstance(fitted.model, RoutedModel) else model_ir)(
+        fitted.model, meta["portfolio"], meta=meta, check_X=X)  # type: ignore[arg-type]
     if len(Xh):
         ir.check_against(fitted.model, Xh)
 
@@ -308,6 +334,21 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
     meta["holdout"] = summary["holdout"]
     ir = TreeIR(ir.feature_names, ir.classes, ir.nodes, meta).validate()
     return FamilyModel(family, slug, fitted.model, ir, summary, meta)
+
+
+def route_members(family: Key, route: Sequence[str], models_dir: Path, slug: str) -> dict[str, TreeIR]:
+    """The models a choice ``family`` routes over (``--route``): each a member of it that runs every convolution,
+    trained before it (``models_dir/<slug>-<member>.tree.json``)."""
+    conv = [f.value for f in family.families if f not in family.partial]
+    wrong = [m for m in route if m not in conv]
+    if len(family.families) < 2 or wrong or len(set(route)) < 2:
+        raise TrainError(f"--route {' '.join(route)}: name two or more members of a choice that run every "
+                         f"convolution (here: {', '.join(conv)})")
+    paths = {m: models_dir / f"{slug}-{m}.tree.json" for m in route}
+    absent = [str(p) for p in paths.values() if not p.is_file()]
+    if absent:
+        raise TrainError(f"--route: no model {absent[0]}: train the members first (--family {' --family '.join(route)})")
+    return {m: TreeIR.load(p) for m, p in paths.items()}
 
 
 def _versions() -> dict[str, str]:
@@ -382,6 +423,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "and it)")
     p.add_argument("--kind", choices=KINDS, default=DEFAULT_KIND,
                    help="model kind (predictor.fitting; --all: each shipped key's own, SHIPPED_RUNS)")
+    p.add_argument("--route", nargs="+", default=None, metavar="MEMBER",
+                   help="a choice's problems routed between these members' own models (trained before it, read "
+                        "from --models-dir): a router tree picks the member (predictor.route); --kind fits only "
+                        "the pointwise problems of a choice holding a GEMM family (--all: SHIPPED_RUNS)")
     p.add_argument("--seed", type=int, default=0, help="seed of the cross-validation folds and the trees")
     p.add_argument("--holdout-sources", nargs="*", default=[], metavar="PREFIX",
                    help="shapes whose source starts with one of these are held out (default: net:)")
@@ -448,7 +493,10 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
         raise TrainError(f"{sweep_name}: unknown family value(s) {unknown}")
     fams = list(args.family or default_families(present))
     fams += [c for c in choices if c not in fams]
+    fams.sort(key=lambda f: len(model_key(f).families))  # families first: a routed choice reads their models
     keys = [model_key(f) for f in fams]
+    if args.route and all(len(k.families) < 2 for k in keys):
+        raise TrainError("--route routes a choice between its members' models: give a choice with --family")
     members = sorted({m.value for k in keys for m in k.families})
     missing = [f for f in members if f not in present]
     if missing:
@@ -467,13 +515,14 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
         own = [i for i, fr in enumerate(frames) if fr["family"].astype(str).isin([m.value for m in key.families]).any()]
         f_name = sweeps[own[0]] if len(own) == 1 else sweep_name
         f_sha = shas[own[0]] if len(own) == 1 else sha
-        m_key = method.get(key.value, Method(key.value, args.kind, args.max_portfolio, args.cv_groups))
+        m_key = method.get(key.value, Method(key.value, args.kind, args.max_portfolio, args.cv_groups,
+                                             tuple(args.route or ()) if len(key.families) > 1 else ()))
         m = train_family(df, key, sweep=f_name, sweep_sha=f_sha, target=args.target,
                          slug_override=args.slug, kind=m_key.kind,
                          max_portfolio=m_key.max_portfolio, seed=args.seed,
                          holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
                          tolerance=args.cv_tolerance, k_grid=args.k_grid, command=command, threads=args.threads,
-                         cv_groups=m_key.cv_groups)
+                         cv_groups=m_key.cv_groups, route=m_key.route, models_dir=args.models_dir)
         paths = save_model(m, args.models_dir)
         _LOG.info("%s: wrote %s", f, ", ".join(str(p) for p in paths.values()))
         if not args.quiet:
@@ -494,7 +543,7 @@ def train_shipped(args: argparse.Namespace) -> None:
                          "or --no-export")
     parser = build_parser()
     changed = [a for a in ("kind", "max_portfolio", "k_grid", "seed", "holdout_sources", "folds", "cv_tolerance",
-                           "cv_groups", "models_dir", "export_dir") if getattr(args, a) != parser.get_default(a)]
+                           "cv_groups", "route", "models_dir", "export_dir") if getattr(args, a) != parser.get_default(a)]
     if changed:
         raise TrainError(f"--all uses the default settings; it cannot be combined with --{changed[0].replace('_', '-')}")
     need = sorted({s for r in SHIPPED_RUNS for s in r.sweeps})

@@ -30,9 +30,11 @@
 #                            reports/lono/experiments/h200-i8nhwc-dense-eager; the distill tree:
 #                            reports/lono/experiments/h200-i8nhwc-distill, the repick tree: .../h200-i8nhwc-repick)
 #   reports/lono/h200-i8choice3 the int8 NHWC choice across kernel generations, i8nhwc+i8nhwc90+i8gemm90, as shipped
-#                            (kind cost since session 16, portfolio up to 24; the repick tree:
+#                            until session 37 (kind cost since session 16, portfolio up to 24; the repick tree:
 #                            reports/lono/experiments/h200-i8choice3-repick; on the graph labels of session 26 since
 #                            session 29, session 25's labels: reports/lono/experiments/h200-i8choice3-s25-labels)
+#   reports/lono/h200-i8choice3-route the same choice as shipped since session 38: a router in front of the i8nhwc and
+#                            i8nhwc90 models, the cost tree on pointwise layers (predictor.route_lono, from the reports)
 # Networks are held out in 6 groups (each group together; stricter than one network at a time).
 # Every fold chooses its hyper-parameters with predictor.train's CV tolerance (predictor.fitting.CV_TOLERANCE, 0) and
 # k fixed at the largest portfolio (--k-grid: every shipped model's own CV chose it; a ninth of the trees to fit).
@@ -88,3 +90,7 @@ python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-graph-i8.parquet
 python -m predictor.lono sweeps/h200-i8nhwc.parquet sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet \
   sweeps/h200-i8gemm90.parquet sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet --family i8nhwc+i8nhwc90+i8gemm90 \
   --groups 6 --kind cost --max-portfolio 24 --k-grid 24 --jobs "$jobs" --out reports/lono/h200-i8choice3
+# the int8 choice as shipped since session 38: routed over its conv members' models (predictor.route), its leave-out
+# picks taken from the three reports above (the cost tree's only on pointwise layers)
+python -m predictor.route_lono --choice reports/lono/h200-i8choice3 --member i8nhwc=reports/lono/h200-i8nhwc \
+  --member i8nhwc90=reports/lono/h200-i8nhwc90 --out reports/lono/h200-i8choice3-route

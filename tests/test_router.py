@@ -72,3 +72,96 @@ def test_router_refuses_bad_input(members) -> None:
         fit_router(t, X, np.ones((t.n_shapes, 1)), MEMBERS[:1])
     with pytest.raises(ValueError, match="none of the configs"):
         best_of(t, ["f16nhwc_not_a_config"])
+
+
+# --------------------------------------------------------------------------- a routed choice, trained and scored
+GEMM_CHOICE = "f16nhwc+f16nhwc90+f16gemm90"
+
+
+@pytest.fixture(scope="module")
+def routed(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """A SYNTHETIC sweep of the three fp16 families whose network layers belong to two networks, and its choice
+    trained routed over the two conv members (``--route``) after them, in one run."""
+    from synthetic import make_sweep
+
+    from predictor.schema import write_sweep
+    from predictor.train import main
+
+    d = tmp_path_factory.mktemp("routed")
+    df = make_sweep(n_shapes=200, families=("f16nhwc", "f16nhwc90", "f16gemm90"))
+    nets = sorted(df.loc[df["source"] == "net:synthnet", "shape_key"].unique())
+    df.loc[df["shape_key"].isin(nets[1::2]), "source"] = "net:othernet"
+    sweep = d / "s.parquet"
+    write_sweep(df, sweep, {"synthetic": True})
+    args = [str(sweep), "--family", GEMM_CHOICE, "--family", "f16nhwc", "--family", "f16nhwc90",
+            "--route", *MEMBERS, "--max-portfolio", "4", "--quiet"]
+    for out in ("m", "again"):
+        assert main([*args, "--models-dir", str(d / out), "--export-dir", str(d / f"{out}-e")]) == 0
+    return SimpleNamespace(d=d, sweep=sweep, df=df, args=args)
+
+
+def test_a_routed_choice_answers_its_router_and_members(routed) -> None:
+    import joblib
+
+    from predictor.features import FEATURE_NAMES
+    from predictor.schema import file_sha256
+
+    m = routed.d / "m"
+    ir = TreeIR.load(m / f"synthetic-{GEMM_CHOICE}.tree.json")
+    model = joblib.load(m / f"synthetic-{GEMM_CHOICE}.joblib")["model"]
+    irs = {f: TreeIR.load(m / f"synthetic-{f}.tree.json") for f in MEMBERS}
+    assert ir.meta["hyperparameters"]["route"] == list(MEMBERS)
+    assert ir.meta["router"]["members"] == {f: file_sha256(m / f"synthetic-{f}.tree.json") for f in MEMBERS}
+    table = family_table(routed.df, model_key(GEMM_CHOICE)).table
+    X = table.features().to_numpy(dtype=np.int64)
+    pw = X[:, FEATURE_NAMES.index("pointwise")] > 0
+    assert pw.any() and (~pw).any()
+    sent = model.router.predict(X[~pw])
+    for x, f in zip(X[~pw].tolist(), sent):  # the conv problems: the routed member's own answer
+        assert ir.predict(x) == irs[f].predict(x) and ir.candidates(x) == irs[f].candidates(x)
+    assert [ir.predict(x) for x in X[pw].tolist()] == list(model.pointwise.predict(X[pw]))
+    assert any(c.startswith("f16gemm90_") for c in ir.classes)
+    for f in sorted(m.iterdir()):  # retrained from the same inputs: the same files
+        assert f.read_bytes() == (routed.d / "again" / f.name).read_bytes(), f.name
+
+
+def test_route_refuses_what_it_cannot_route(routed, tmp_path, capsys) -> None:
+    from predictor.train import main
+
+    base = [str(routed.sweep), "--models-dir", str(tmp_path), "--no-export", "--quiet"]
+    for args, message in (([GEMM_CHOICE, "--route", "f16nhwc", "f16gemm90"], "that run every convolution"),
+                          ([GEMM_CHOICE, "--route", *MEMBERS], "train the members first"),
+                          (["f16nhwc", "--route", *MEMBERS], "give a choice")):
+        assert main([*base, "--family", *args]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_route_lono_takes_each_layer_from_its_routed_member(routed, tmp_path) -> None:
+    import pandas as pd
+
+    from predictor.lono import main as lono
+    from predictor.route_lono import main as route_lono
+
+    small = ["--groups", "2", "--kind", "repick", "--max-portfolio", "4", "--k-grid", "4", "--folds", "3"]
+    for key, out in ((GEMM_CHOICE, "choice"), *((f, f) for f in MEMBERS)):
+        assert lono([str(routed.sweep), "--family", key, *small, "--out", str(tmp_path / out)]) == 0
+    args = ["--choice", str(tmp_path / "choice"), *(a for f in MEMBERS for a in ("--member", f"{f}={tmp_path / f}")),
+            "--out", str(tmp_path / "route")]
+    assert route_lono(args) == 0
+    layers = pd.read_csv(tmp_path / "route" / "layers.csv")
+    own = pd.read_csv(tmp_path / "choice" / "layers.csv")
+    assert len(layers) == len(own) and set(layers["kind"]) == {"route"}
+    assert set(layers["member"]) <= {*MEMBERS, "pointwise"} and (layers["member"] != "pointwise").any()
+    key = ["network", "shape_key"]
+    for f in (*MEMBERS, "pointwise"):
+        mine = layers[layers["member"] == f].merge(
+            pd.read_csv(tmp_path / (f if f != "pointwise" else "choice") / "layers.csv"), on=key, suffixes=("", "_m"))
+        assert (mine["pick"] == mine["pick_m"]).all() and (mine["score"] <= 1 + 1e-12).all()
+    assert ((layers["tuned"] >= layers["score"] - 1e-12) | layers["tuned"].isna()).all()
+    text = (tmp_path / "route" / "REPORT.md").read_text()
+    assert "generated by predictor.route_lono" in text and f"| {GEMM_CHOICE} | `route` |" in text
+    with pytest.raises(SystemExit, match="give a report of each"):
+        route_lono(["--choice", str(tmp_path / "choice"), "--member", f"f16nhwc={tmp_path / 'f16nhwc'}",
+                    "--out", str(tmp_path / "bad")])

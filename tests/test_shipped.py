@@ -64,7 +64,14 @@ def test_retraining_reproduces_the_shipped_models(layout: Path) -> None:
     for f in fams:  # each with its shipped method (f16nhwc90: soft, i8nhwc90: blend)
         assert main([*run.sweeps, "--family", f, *methods.get(f, ()), "--models-dir", "fresh",
                      "--export-dir", "fresh-export", "--quiet"]) == 0
-    for f in fams:
+    # the int8 choice, routed over i8nhwc (its shipped model) and i8nhwc90 (retrained above): its router and its
+    # pointwise tree retrained (about 4 minutes)
+    routed = "i8nhwc+i8nhwc90+i8gemm90"
+    assert methods[routed][-3:] == ("--route", "i8nhwc", "i8nhwc90")
+    (layout / "fresh" / "h200-i8nhwc.tree.json").write_bytes((ROOT / "models" / "h200-i8nhwc.tree.json").read_bytes())
+    assert main([*run.sweeps, "--family", routed, *methods[routed], "--models-dir", "fresh", "--no-export",
+                 "--quiet"]) == 0
+    for f in (*fams, routed):
         for ext in (".tree.json", ".joblib", ".summary.json", ".summary.md"):
             name = f"h200-{f}{ext}"
             assert (layout / "fresh" / name).read_bytes() == (ROOT / "models" / name).read_bytes(), name

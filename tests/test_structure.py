@@ -42,7 +42,7 @@ LAYERS: dict[str, int] = {
     # 3 pickers and backends
     "selector": 3, "baselines": 3, "cuda_backend": 3, "dispatcher": 3,
     # 4 drivers
-    "collect": 4, "collect_multi": 4, "gpu_eval": 4, "train": 4, "lono": 4, "transfer": 4, "torch_conv": 4,
+    "collect": 4, "collect_multi": 4, "gpu_eval": 4, "train": 4, "lono": 4, "route_lono": 4, "transfer": 4, "torch_conv": 4,
     # 5 evaluation
     "evaluation": 5, "evaluation.data": 5, "evaluation.picks": 5, "evaluation.metrics": 5, "evaluation.nested": 5,
     "evaluation.plots": 5, "evaluation.report": 5, "evaluation.driver": 5, "evaluation.cli": 5, "holdout": 5,

@@ -1,0 +1,197 @@
+"""Leave-network-group-out for a choice routed over its members' own models (:mod:`predictor.route`).
+
+    python -m predictor.route_lono --choice reports/lono/h200-i8choice3 \\
+        --member i8nhwc=reports/lono/h200-i8nhwc --member i8nhwc90=reports/lono/h200-i8nhwc90 \\
+        --out reports/lono/h200-i8choice3-route
+
+A routed choice's model is a router tree in front of its members' models (and, for a choice holding a GEMM
+family, the choice's own tree on the pointwise problems).  Its leave-out figures come from the reports of its
+parts, each a :mod:`predictor.lono` report of the same network groups:
+
+1. the choice's report (``--choice``) names the sweeps, the model key, the target and the groups; its table is
+   rebuilt from them, and for every group the router is fitted on that fold's training problems
+   (:func:`predictor.lono.lono_split`, :func:`predictor.route.fit_router`, its depth and minimum leaf by a
+   network-grouped CV inside them; labels: the member family whose configs hold the faster time);
+2. each held-out layer the router sends to a member gets that member's pick for the same layer from the
+   member's report (``--member``: a model of that member that never saw the layer's network), timed in the
+   choice's table; a pointwise layer of a choice holding a GEMM family keeps the choice report's pick (the
+   same fold's pointwise tree, which the routed model keeps);
+3. tuned: the member report's tuned time where its picks' times equal the choice table's (the same sweep
+   times), else none; the **bound** of the fold's own configs is not known (the members' fold portfolios are
+   not in their reports): ``–``.
+
+Writes ``REPORT.md`` (:func:`predictor.lono.report_markdown`'s tables, model ``route``) and ``layers.csv``
+(with the member each layer was routed to).  Deterministic for given reports and sweeps.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .cli import setup_logging
+from .config import KernelConfig
+from .features import FEATURE_NAMES
+from .fitting import POINTWISE
+from .lono import Settings, load_sweeps, lono_split, network_groups, networks, report_markdown
+from .model_key import model_key
+from .portfolio import TrainError, best_of, family_table
+from .route import ROUTER_CV_GROUPS, fit_router
+from .schema import SweepFormatError, file_sha256
+
+_LOG = logging.getLogger(__name__)
+KIND = "route"
+KEY = ["network", "shape_key"]
+
+
+def report_command(report: Path) -> list[str]:
+    """The ``predictor.lono`` command a report was generated with (its fifth line), as arguments."""
+    lines = (report / "REPORT.md").read_text().splitlines()
+    cmd = lines[4].split() if len(lines) > 4 else []
+    if cmd[:3] != ["python", "-m", "predictor.lono"]:
+        raise TrainError(f"{report}/REPORT.md: not a predictor.lono report (no command on its fifth line)")
+    return cmd[3:]
+
+
+def _option(cmd: Sequence[str], name: str, default: str | None = None) -> str | None:
+    return cmd[cmd.index(name) + 1] if name in cmd else default
+
+
+def held_out_groups(report: Path) -> set[frozenset[str]]:
+    """The network groups a ``predictor.lono`` report held out (its per-fold table)."""
+    out = set()
+    for line in (report / "REPORT.md").read_text().splitlines()[::-1]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) == 10 and cells[1].startswith("`"):
+            out.add(frozenset(cells[1].strip("`").split()))
+    return out
+
+
+def evaluate(choice: Path, member_reports: dict[str, Path]) -> tuple[pd.DataFrame, pd.DataFrame, list, str]:
+    """(per-layer rows, per-fold rows, the sweeps read, the choice's key) of the routed choice."""
+    cmd = report_command(choice)
+    key = model_key(str(_option(cmd, "--family")))
+    target = _option(cmd, "--target")
+    n_groups = int(_option(cmd, "--groups", "0"))  # type: ignore[arg-type]
+    conv = [f.value for f in key.families if f not in key.partial]
+    if sorted(member_reports) != sorted(conv) or len(conv) < 2:
+        raise TrainError(f"--member: give a report of each of {conv} (got {sorted(member_reports)})")
+    df, described = load_sweeps([Path(p) for p in cmd if p.endswith(".parquet")])
+    table = family_table(df, key, target).table
+    X = table.features().to_numpy(dtype=np.int64)
+    names = list(member_reports)
+    # the router's labels: which member family's configs hold the faster time (the family's whole grid: the
+    # members' fold portfolios are not in their reports)
+    grids = [[c for c in table.configs if KernelConfig.from_name(c).family.value == m] for m in names]
+    best = np.stack([best_of(table, g) for g in grids], axis=1)
+    routable = X[:, FEATURE_NAMES.index(POINTWISE)] <= 0 if key.partial else np.ones(len(X), bool)
+    own = pd.read_csv(choice / "layers.csv")
+    row_of = {k: i for i, k in enumerate(table.keys)}
+    rows = np.array([row_of[k] for k in own.shape_key])
+    if not np.allclose(own.fastest_us, table.oracle[rows], rtol=1e-5):
+        raise TrainError(f"{choice}: its fastest times are not those of the sweeps it names")
+    eff = np.where(np.isnan(table.times), table.worst[:, None], table.times)
+    col = {c: j for j, c in enumerate(table.configs)}
+    groups = network_groups(networks(table), n_groups)
+    out = own.copy()
+    out["kind"], out["bound"], out["member"] = KIND, np.nan, POINTWISE
+    folds = []
+    for m, rep in member_reports.items():
+        if held_out_groups(rep) != {frozenset(g) for g in groups}:
+            _LOG.warning("%s held out other network groups than %s: each layer is still scored by a model that "
+                         "never saw its network", rep, choice)
+        mine = pd.read_csv(rep / "layers.csv")[KEY + ["pick", "pick_us", "fastest_us", "tuned", "candidates"]]
+        out = out.merge(mine.rename(columns={c: f"{m}:{c}" for c in mine.columns if c not in KEY}), on=KEY, how="left")
+    for g in groups:
+        tr_all, te = lono_split(table, g)
+        tr = tr_all[routable[tr_all]]
+        fit = fit_router(table.subset(tr), X[tr], best[tr], names, cv_groups=ROUTER_CV_GROUPS)
+        sel = np.nonzero(out.network.isin(g).to_numpy() & routable[rows])[0]
+        sent = fit.clf.predict(X[rows[sel]]) if len(sel) else np.array([], object)
+        for i, m in zip(sel, sent):
+            pick = out.at[i, f"{m}:pick"]
+            if not isinstance(pick, str):
+                raise TrainError(f"{member_reports[m]}: no pick for layer {out.at[i, 'shape_key']} of "
+                                 f"{out.at[i, 'network']}")
+            t = eff[rows[i], col[pick]] if pick in col else table.worst[rows[i]]
+            same = math.isclose(t, out.at[i, f"{m}:pick_us"], rel_tol=1e-5)
+            # the member's tuned time, where its report times its picks as this table does
+            tuned = out.at[i, f"{m}:fastest_us"] / out.at[i, f"{m}:tuned"] if same else math.nan
+            out.loc[i, ["member", "pick", "pick_us", "score", "tuned", "candidates"]] = [
+                m, pick, t, out.at[i, "fastest_us"] / t, out.at[i, "fastest_us"] / tuned,
+                out.at[i, f"{m}:candidates"]]
+        folds.append({"family": key.value, "network": " ".join(g), "kind": KIND, "train": len(tr),
+                      "excluded_same_shape": int(table.n_shapes - len(tr_all) - len(te)),
+                      "layers": int(out.network.isin(g).sum()), "k": len(names), "weighting": "router",
+                      "min_samples_leaf": fit.chosen[1], "max_depth": fit.chosen[0],
+                      "configs": int(fit.clf.get_n_leaves()), "cv_geomean": round(math.exp(fit.scores[fit.chosen]), 5)})
+        _LOG.info("%s / %s: router depth %d, min leaf %d on %d problems", key.value, " ".join(g), *fit.chosen, len(tr))
+    keep = [c for c in own.columns] + ["member"]
+    return out[keep], pd.DataFrame(folds), described, key.value
+
+
+def kinds_line(choice: Path, members: dict[str, Path]) -> str:
+    """The report's ``- model kinds`` line (how the routed model's parts were chosen), and the reports it read."""
+    cmd = report_command(choice)
+    return ("- model kinds: `route`: a router tree (`predictor.route.fit_router`; depth and minimum leaf by 5-fold "
+            "CV inside each fold's training problems, each network's layers kept in one CV fold) sends a layer to "
+            "one member, whose pick is that member's leave-out pick for the layer ("
+            + ", ".join(f"`{m}`: `{p}`" for m, p in members.items()) + ")"
+            + (f"; pointwise layers keep the `{_option(cmd, '--kind')}` pick of `{choice}`" if model_key(
+                str(_option(cmd, "--family"))).partial else "")
+            + f"; hyper-parameters of every fold chosen by grouped CV inside its training set (k from "
+            f"[{_option(cmd, '--k-grid', '24')}]; tolerance {_option(cmd, '--cv-tolerance', '0.0')}), as predictor.train "
+            "chooses them; in the per-fold table a `route` fold's k is its members, its depth and min leaf the "
+            "router's, its configs the router's leaves and its CV geomean that of best member / routed member"
+            + "".join(f"\n- leave-out picks `{r / 'layers.csv'}` sha256 `{file_sha256(r / 'layers.csv')}`"
+                      for r in (choice, *members.values())))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m predictor.route_lono", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--choice", type=Path, required=True, help="the choice's predictor.lono report folder")
+    p.add_argument("--member", action="append", required=True, metavar="FAMILY=DIR",
+                   help="a member's predictor.lono report folder, for each member the router chooses between")
+    p.add_argument("--out", type=Path, required=True, help="output folder (REPORT.md, layers.csv)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point; unusable input ends in ``SystemExit`` with one line."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    setup_logging()
+    t0 = time.time()
+    bad = [m for m in args.member if "=" not in m]
+    if bad:
+        raise SystemExit(f"predictor.route_lono: error: --member {bad[0]}: write FAMILY=DIR")
+    members = {m.split("=", 1)[0]: Path(m.split("=", 1)[1]) for m in args.member}
+    try:
+        layers, folds, described, _ = evaluate(args.choice, members)
+    except (SweepFormatError, TrainError, FileNotFoundError) as exc:
+        raise SystemExit(f"predictor.route_lono: error: {exc}") from exc
+    cmd = report_command(args.choice)
+    settings = Settings(kinds=(KIND,), groups=int(_option(cmd, "--groups", "0")))  # type: ignore[arg-type]
+    args.out.mkdir(parents=True, exist_ok=True)
+    layers.to_csv(args.out / "layers.csv", index=False, float_format="%.6g")
+    text = report_markdown(layers, folds, command="python -m predictor.route_lono " + " ".join(
+        shlex.quote(a) for a in argv), sweeps=described, settings=settings, seconds=time.time() - t0,
+        generator="predictor.route_lono", kinds_line=kinds_line(args.choice, members))
+    (args.out / "REPORT.md").write_text(text)
+    _LOG.info("wrote %s and %s", args.out / "REPORT.md", args.out / "layers.csv")
+    return 0
+
+
+__all__ = ["evaluate", "held_out_groups", "kinds_line", "report_command", "main"]
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
