@@ -3,6 +3,7 @@
     python -m predictor.train --all       # regenerate every shipped model, header and dispatcher
     python -m predictor.train SWEEP.parquet [--family F] [--models-dir models] [--export-dir export]
         [--max-portfolio 12] [--seed 0] [--holdout-sources PREFIX ...] [--target sm_87] [--folds 5]
+        [--family CHOICE --route MEMBER MEMBER ...]   # a choice routed over its members' models (predictor.route)
 
 Per family, and per *choice* of families with identical tensors (``--family f16nhwc+f16nhwc90``,
 :mod:`predictor.model_key`: one model over the configs of all its members, trained on the problems
