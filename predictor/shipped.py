@@ -69,9 +69,10 @@ SHIPPED_RUNS = (
                # f16nhwc90 and the fp16 choice: their inner CV keeps each network together since session 36
                # (reports/lono/h200-f16nhwc90/, h200-choice/, reports/lono/experiments/cvgroups.md)
                methods=(Method("i8nc32", "dense", 24), Method("f16nhwc90", "soft", 24, "network"),
-                        Method("i8nhwc", "blend", 24), Method("f16nhwc+f16nhwc90+f16gemm90", "cost", 24),
-                        # the int8 choice: routed over its conv members' own models since session 38
-                        # (reports/lono/h200-i8choice3-route/, reports/lono/experiments/router/)
+                        Method("i8nhwc", "blend", 24),
+                        Method("f16nhwc+f16nhwc90+f16gemm90", "cost", 24, route=("f16nhwc", "f16nhwc90")),
+                        # the int8 and the routed fp16 choice: routed over their conv members' own models since
+                        # session 38 (reports/lono/h200-{i8choice3,choice3}-route/, reports/lono/experiments/router/)
                         Method("i8nhwc+i8nhwc90+i8gemm90", "cost", 24, route=("i8nhwc", "i8nhwc90")),
                         Method("f16nhwc", "soft10", 24), Method("i8nhwc90", "blend", 24),
                         Method("f16nhwc+f16nhwc90", "cost", 24, "network"))),
