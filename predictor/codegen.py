@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import enum
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence, Union
 
 if TYPE_CHECKING:  # pragma: no cover - the printers import it when called (features needs no numpy)
     from .tree_ir import TreeIR
@@ -215,25 +215,22 @@ def shared_order(ir: TreeIR) -> list[int]:
     return order
 
 
-def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapping[str, str],
-                candidates: bool = False) -> list[str]:
-    """Python statements returning the index into ``ir.classes`` of the prediction (``candidates``:
-    the tuple of the indices of the leaf's candidates, :attr:`~predictor.tree_ir.Leaf.choices`).
-
-    A feature in ``at_hand`` is read from the variable named there; any other is computed as
-    ``f_<name> = <exprs[name]>`` (Python source) where a path of the tree first needs it.  A shared
-    subtree (:attr:`~predictor.tree_ir.TreeIR.shared`, a grafted model) is written once, as a nested
-    function ``_n<node>()`` that every parent returns the result of."""
+def _python_walk(ir: TreeIR, at_hand: Mapping[str, str], exprs: Mapping[str, str], candidates: bool,
+                 params: Sequence[str], lines: list[str]) -> Callable[[int, str], None]:
+    """The statement writer of :func:`python_tree` and :func:`python_shared`: ``write(node, indent)`` appends to
+    ``lines`` the statements returning the answer of the subtree at ``node`` (a shared subtree below it: a call)."""
     from .tree_ir import Leaf, Split
 
+    if ir.shared and not params:
+        raise ValueError("a tree with shared subtrees needs the parameters of their functions")
     index = {c: i for i, c in enumerate(ir.classes)}
-    lines: list[str] = []
     shared = set(ir.shared)
+    call = ", ".join(params)
 
     def walk(i: int, ind: str, have: frozenset[str], top: bool = False) -> None:
         node = ir.nodes[i]
         if i in shared and not top:
-            lines.append(f"{ind}return _n{i}()")
+            lines.append(f"{ind}return _n{i}({call})")
             return
         if isinstance(node, Leaf):
             if candidates:
@@ -252,10 +249,33 @@ def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapp
         lines.append(f"{ind}else:")
         walk(node.right, ind + "    ", have)
 
-    for i in shared_order(ir):  # a shared subtree once, as a nested function (it reads the caller's variables)
-        lines.append(f"{indent}def _n{i}():")
-        walk(i, indent + "    ", frozenset(), top=True)
-    walk(0, indent, frozenset())
+    return lambda i, ind: walk(i, ind, frozenset(), top=True)
+
+
+def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapping[str, str],
+                candidates: bool = False, params: Sequence[str] = ()) -> list[str]:
+    """Python statements returning the index into ``ir.classes`` of the prediction (``candidates``:
+    the tuple of the indices of the leaf's candidates, :attr:`~predictor.tree_ir.Leaf.choices`).
+
+    A feature in ``at_hand`` is read from the variable named there; any other is computed as
+    ``f_<name> = <exprs[name]>`` (Python source) where a path of the tree first needs it.  A shared
+    subtree (:attr:`~predictor.tree_ir.TreeIR.shared`, a grafted model) is a call ``_n<node>(<params>)``
+    of a module-level function :func:`python_shared` writes (``params``: the variables the statements run with;
+    a nested function would make every variable of the caller a closure cell, 35% slower per call)."""
+    lines: list[str] = []
+    _python_walk(ir, at_hand, exprs, candidates, params, lines)(0, indent)
+    return lines
+
+
+def python_shared(ir: TreeIR, at_hand: Mapping[str, str], exprs: Mapping[str, str], candidates: bool = False,
+                  params: Sequence[str] = ()) -> list[str]:
+    """The module-level functions ``def _n<node>(<params>):`` of the shared subtrees that :func:`python_tree`'s
+    statements call, each once (none for a tree)."""
+    lines: list[str] = []
+    write = _python_walk(ir, at_hand, exprs, candidates, params, lines)
+    for i in shared_order(ir):
+        lines.append(f"def _n{i}({', '.join(params)}):")
+        write(i, "    ")
     return lines
 
 
@@ -332,4 +352,4 @@ def cpp_result_codes(codes: Iterable[ResultCode], what: str) -> str:
 
 
 __all__ = ["ResultCode", "CALLS", "CPP_FUNCTIONS", "parse", "names_in", "expand", "PythonExpr", "CppExpr", "cpp_helpers",
-           "python_tree", "cpp_tree", "shared_order", "cpp_enum", "cpp_result_codes"]
+           "python_tree", "python_shared", "cpp_tree", "shared_order", "cpp_enum", "cpp_result_codes"]

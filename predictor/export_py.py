@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .codegen import PythonExpr, ResultCode, names_in, python_tree
+from .codegen import PythonExpr, ResultCode, names_in, python_shared, python_tree
 from .features import ARGS, CHANNEL_ARGS, DERIVED, FEATURES, LIMITS, OUTPUT_EXTENTS
 from .tree_ir import TreeIR
 
@@ -49,10 +49,13 @@ def python_source(ir: TreeIR, channel_multiple: int, func_name: str = "_select",
         f"        return {int(UNSUPPORTED)}",
         *(f"    {name} = {py(expr)}" for name, expr in DERIVED if name in needed and name not in extents),
     ]
-    # a feature that is an argument or a derived value is at hand; others are computed where needed
+    # a feature that is an argument or a derived value is at hand; others are computed where needed; a shared
+    # subtree (a routed model) is a module-level function of every variable bound so far
     at_hand = {name: expr for name, expr in FEATURES if expr in ARGS or expr in derived}
-    lines += python_tree(ir, "    ", at_hand, {name: py(expr) for name, expr in FEATURES}, candidates)
-    return "\n".join(lines) + "\n"
+    exprs = {name: py(expr) for name, expr in FEATURES}
+    bound = [*ARGS, *extents, *(name for name, _ in DERIVED if name in needed and name not in extents)]
+    lines += python_tree(ir, "    ", at_hand, exprs, candidates, bound)
+    return "\n".join(python_shared(ir, at_hand, exprs, candidates, bound) + lines) + "\n"
 
 
 def compile_selector(ir: TreeIR, channel_multiple: int, candidates: bool = False) -> Callable[..., Any]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from predictor import codegen, config
-from predictor.codegen import CppExpr, PythonExpr, ResultCode, cpp_enum, cpp_tree, expand, names_in, parse, python_tree
+from predictor.codegen import CppExpr, PythonExpr, ResultCode, cpp_enum, cpp_tree, expand, names_in, parse, python_shared, python_tree
 from predictor.tree_ir import Leaf, Split, TreeIR, graft
 
 GXX = shutil.which("g++")
@@ -147,8 +147,10 @@ def test_tree_printers_write_a_shared_subtree_once() -> None:
     ir = _grafted()
     assert len(ir.shared) == 1
     for cands in (False, True):
-        src = "\n".join(["def f(x, z):", *python_tree(ir, "    ", {"x": "x"}, {"y": "z * 2"}, cands)]) + "\n"
-        assert src.count("def _n") == 1 and src.count(f"return _n{ir.shared[0]}()") == 2
+        args = ({"x": "x"}, {"y": "z * 2"}, cands, ("x", "z"))
+        src = "\n".join([*python_shared(ir, *args), "def f(x, z):", *python_tree(ir, "    ", *args)]) + "\n"
+        assert src.count("def _n") == 1 and src.count(f"return _n{ir.shared[0]}(x, z)") == 2
+        assert src.startswith(f"def _n{ir.shared[0]}(x, z):")  # module level: the caller's variables stay locals
         ns: dict[str, object] = {}
         exec(src, ns)  # noqa: S102 - generated from the IR above
         for x in range(0, 9):
@@ -157,6 +159,9 @@ def test_tree_printers_write_a_shared_subtree_once() -> None:
                         else ir.predict_index((x, 2 * z)))
                 assert ns["f"](x, z) == want, (x, z)  # type: ignore[operator]
     assert "def _n" not in "\n".join(python_tree(_ir(), "    ", {"x": "x", "y": "y"}, {}))
+    assert python_shared(_ir(), {"x": "x", "y": "y"}, {}) == []
+    with pytest.raises(ValueError, match="parameters"):
+        python_tree(ir, "    ", {"x": "x"}, {"y": "z * 2"})
     assert not any("[&]" in line for line in cpp_tree(_ir(), "  "))
 
 
