@@ -23,7 +23,7 @@ import numpy as np
 from .config import Family, KernelConfig
 from .cv_folds import _folds
 from .features import FEATURE_NAMES
-from .fitting import POINTWISE, CVResult, Fitted, LeafTree, _columns, cross_validate, fit_model, set_candidates
+from .fitting import POINTWISE, CVResult, Fitted, LeafTree, _columns, cross_validate, fit_key, fit_model, set_candidates
 from .portfolio import ShapeTable, TrainError, best_of, best_single, geomean_score, log_ratio, picked_times
 from .tree_ir import Leaf, TreeIR, compose, graft
 
@@ -141,13 +141,16 @@ def routed_ir(model: RoutedModel, classes: Sequence[str], meta: Mapping[str, Any
 def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[str, TreeIR],
                partial: Sequence[Family] = (), k_grid: Sequence[int], depth_grid: Sequence[int],
                min_leaf_grid: Sequence[int], weightings: Sequence[str], folds: int, seed: int, tolerance: float,
-               threads: int = 1, cv_groups: str = "problem") -> tuple[CVResult, Fitted, RouterFit]:
+               threads: int = 1, cv_groups: str = "problem",
+               keep_pointwise: bool = False) -> tuple[CVResult, Fitted, RouterFit]:
     """A choice's model routed over its ``members``' own models (each a :class:`TreeIR` over configs of the
     choice's ``table``): the router (:func:`fit_router`) on the problems its members run; with ``partial``
     families, the pointwise problems get a tree of ``kind`` over every config as
     :func:`predictor.fitting.fit_key` fits that side (its CV grouped by ``cv_groups``; the router's always by
-    network, :data:`ROUTER_CV_GROUPS`).  The CV result's out-of-fold picks: the member the router's
-    CV sends a problem to, that (shipped, in-sample) member's pick; the pointwise side's own CV."""
+    network, :data:`ROUTER_CV_GROUPS`); with ``keep_pointwise`` (a choice without them), the pointwise problems
+    keep the choice's own tree of ``kind``, fitted on all its problems, and the router sees the others.  The CV
+    result's out-of-fold picks: the member the router's CV sends a problem to, that (shipped, in-sample) member's
+    pick; the pointwise side's own CV."""
     t0 = time.time()
     names = list(members)
     index = {c: j for j, c in enumerate(table.configs)}
@@ -156,7 +159,7 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
         raise TrainError(f"{len(absent)} config(s) of the members' models are not among the choice's configs, "
                          f"e.g. {absent[0]}")
     feature = FEATURE_NAMES.index(POINTWISE)
-    pw = X[:, feature] > 0 if partial else np.zeros(len(X), bool)
+    pw = X[:, feature] > 0 if partial or keep_pointwise else np.zeros(len(X), bool)
     rest = np.nonzero(~pw)[0]
     rest_t = table.subset(rest)
     conv = np.array([j for j, c in enumerate(table.configs) if KernelConfig.from_name(c).family not in partial])
@@ -193,15 +196,23 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
             set_candidates(pfit.model, sub, X[rows], sorted(used))
         picks[rows], single[rows] = pcv.model_picks, pcv.single_picks
         pw_model, parts = pfit.model, {"rest": router_cv, POINTWISE: pcv}
+    elif keep_pointwise:  # the choice's own tree, as predictor.fitting.fit_key fits it, on its pointwise problems
+        rows = np.nonzero(pw)[0]
+        pcv, pfit = fit_key(table, X, kind, k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid,
+                            weightings=weightings, folds=folds, seed=seed, tolerance=tolerance, threads=threads,
+                            cv_groups=cv_groups)
+        used |= set(pfit.classes)
+        picks[rows], single[rows] = pcv.model_picks[rows], pcv.single_picks[rows]
+        pw_model, parts = pfit.model, {"rest": router_cv, POINTWISE: pcv}
     classes = tuple(c for c in table.configs if c in used)
     score = geomean_score(table.oracle, picked_times(table, picks))
-    if partial:
+    if parts:
         cv = CVResult({parts[POINTWISE].chosen: score}, parts[POINTWISE].chosen, picks, single, kind,
                       time.time() - t0, {**parts[POINTWISE].grid, "routed_by": POINTWISE, "router": router_grid}, parts)
     else:
         cv = CVResult({combo: score}, combo, picks, single, "router", time.time() - t0, router_grid)
     grown = tuple(dict.fromkeys((*(c for m in names for c in members[m].classes),
-                                 *(pfit.portfolio if partial else ()))))
+                                 *(pfit.portfolio if parts else ()))))
     return cv, Fitted(RoutedModel(rf.clf, members, pw_model, feature), classes, grown), rf  # type: ignore[arg-type]
 
 

@@ -75,8 +75,10 @@ def held_out_groups(report: Path) -> set[frozenset[str]]:
     return out
 
 
-def evaluate(choice: Path, member_reports: dict[str, Path]) -> tuple[pd.DataFrame, pd.DataFrame, list, str]:
-    """(per-layer rows, per-fold rows, the sweeps read, the choice's key) of the routed choice."""
+def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool = False
+             ) -> tuple[pd.DataFrame, pd.DataFrame, list, str]:
+    """(per-layer rows, per-fold rows, the sweeps read, the choice's key) of the routed choice (``keep_pointwise``: a
+    choice without a GEMM family whose pointwise layers keep its own tree, ``predictor.train --keep-pointwise``)."""
     cmd = report_command(choice)
     key = model_key(str(_option(cmd, "--family")))
     target = _option(cmd, "--target")
@@ -92,7 +94,7 @@ def evaluate(choice: Path, member_reports: dict[str, Path]) -> tuple[pd.DataFram
     # members' fold portfolios are not in their reports)
     grids = [[c for c in table.configs if KernelConfig.from_name(c).family.value == m] for m in names]
     best = np.stack([best_of(table, g) for g in grids], axis=1)
-    routable = X[:, FEATURE_NAMES.index(POINTWISE)] <= 0 if key.partial else np.ones(len(X), bool)
+    routable = X[:, FEATURE_NAMES.index(POINTWISE)] <= 0 if key.partial or keep_pointwise else np.ones(len(X), bool)
     own = pd.read_csv(choice / "layers.csv")
     row_of = {k: i for i, k in enumerate(table.keys)}
     rows = np.array([row_of[k] for k in own.shape_key])
@@ -138,15 +140,17 @@ def evaluate(choice: Path, member_reports: dict[str, Path]) -> tuple[pd.DataFram
     return out[keep], pd.DataFrame(folds), described, key.value
 
 
-def kinds_line(choice: Path, members: dict[str, Path]) -> str:
+def kinds_line(choice: Path, members: dict[str, Path], keep_pointwise: bool = False) -> str:
     """The report's ``- model kinds`` line (how the routed model's parts were chosen), and the reports it read."""
     cmd = report_command(choice)
     return ("- model kinds: `route`: a router tree (`predictor.route.fit_router`; depth and minimum leaf by 5-fold "
             "CV inside each fold's training problems, each network's layers kept in one CV fold) sends a layer to "
             "one member, whose pick is that member's leave-out pick for the layer ("
             + ", ".join(f"`{m}`: `{p}`" for m, p in members.items()) + ")"
-            + (f"; pointwise layers keep the `{_option(cmd, '--kind')}` pick of `{choice}`" if model_key(
-                str(_option(cmd, "--family"))).partial else "")
+            + (f"; pointwise layers keep the `{_option(cmd, '--kind')}` pick of `{choice}`" if keep_pointwise or
+               model_key(str(_option(cmd, "--family"))).partial else "")
+            + ("; that report's folds keep each network's layers in one inner CV fold (`--cv-groups network`)"
+               if _option(cmd, "--cv-groups") == "network" else "")
             + f"; hyper-parameters of every fold chosen by grouped CV inside its training set (k from "
             f"[{_option(cmd, '--k-grid', '24')}]; tolerance {_option(cmd, '--cv-tolerance', '0.0')}), as predictor.train "
             "chooses them; in the per-fold table a `route` fold's k is its members, its depth and min leaf the "
@@ -161,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--choice", type=Path, required=True, help="the choice's predictor.lono report folder")
     p.add_argument("--member", action="append", required=True, metavar="FAMILY=DIR",
                    help="a member's predictor.lono report folder, for each member the router chooses between")
+    p.add_argument("--keep-pointwise", action="store_true",
+                   help="a choice without a GEMM family trained with --keep-pointwise: its pointwise layers keep the "
+                        "choice report's picks")
     p.add_argument("--out", type=Path, required=True, help="output folder (REPORT.md, layers.csv)")
     return p
 
@@ -176,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"predictor.route_lono: error: --member {bad[0]}: write FAMILY=DIR")
     members = {m.split("=", 1)[0]: Path(m.split("=", 1)[1]) for m in args.member}
     try:
-        layers, folds, described, _ = evaluate(args.choice, members)
+        layers, folds, described, _ = evaluate(args.choice, members, args.keep_pointwise)
     except (SweepFormatError, TrainError, FileNotFoundError) as exc:
         raise SystemExit(f"predictor.route_lono: error: {exc}") from exc
     cmd = report_command(args.choice)
@@ -185,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     layers.to_csv(args.out / "layers.csv", index=False, float_format="%.6g")
     text = report_markdown(layers, folds, command="python -m predictor.route_lono " + " ".join(
         shlex.quote(a) for a in argv), sweeps=described, settings=settings, seconds=time.time() - t0,
-        generator="predictor.route_lono", kinds_line=kinds_line(args.choice, members))
+        generator="predictor.route_lono", kinds_line=kinds_line(args.choice, members, args.keep_pointwise))
     (args.out / "REPORT.md").write_text(text)
     _LOG.info("wrote %s and %s", args.out / "REPORT.md", args.out / "layers.csv")
     return 0

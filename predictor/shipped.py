@@ -19,11 +19,13 @@ class Method(NamedTuple):
     #: a choice routed over these members' own models (``--route``, :mod:`predictor.route`): a router tree sends
     #: each problem to one of them; ``kind`` then fits only the pointwise problems of a choice holding a GEMM family
     route: tuple[str, ...] = ()
+    #: with ``route``, a choice without a GEMM family: its pointwise problems keep its own tree (``--keep-pointwise``)
+    keep_pointwise: bool = False
 
     def cli(self) -> tuple[str, ...]:
         """The ``predictor.train`` options that train this key so."""
         return ("--kind", self.kind, "--max-portfolio", str(self.max_portfolio), "--cv-groups", self.cv_groups,
-                *(("--route", *self.route) if self.route else ()))
+                *(("--route", *self.route) if self.route else ()), *(("--keep-pointwise",) if self.keep_pointwise else ()))
 
 
 @dataclass(frozen=True)

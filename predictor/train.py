@@ -278,7 +278,7 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
                  weightings: Sequence[str] = WEIGHTINGS, command: str = "",
                  slug_override: str | None = None, kind: str = DEFAULT_KIND, threads: int = 1,
                  cv_groups: str = "problem", route: Sequence[str] = (),
-                 models_dir: Path = Path("models")) -> FamilyModel:
+                 models_dir: Path = Path("models"), keep_pointwise: bool = False) -> FamilyModel:
     """Train the model of one family, or of a choice of families with identical tensors
     (:mod:`predictor.model_key`), from its sweep rows (any status); ``kind``: see :mod:`predictor.fitting`;
     ``threads``: CV folds fitted in parallel (the model does not depend on it); ``cv_groups``: what one CV fold
@@ -297,11 +297,11 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
     if route:
         members = route_members(family, route, models_dir, slug)
         cv, fitted, rf = fit_routed(train_t, X, kind, members=members, partial=family.partial,
-                                    **settings)  # type: ignore[arg-type]
+                                    keep_pointwise=keep_pointwise, **settings)  # type: ignore[arg-type]
         router_meta = {"router": {
             "members": {m: file_sha256(models_dir / f"{slug}-{m}.tree.json") for m in route},
             "max_depth": rf.chosen[0], "min_samples_leaf": rf.chosen[1], "leaves": int(rf.clf.get_n_leaves()),
-            "cv_mean_log_ratio": round(rf.scores[rf.chosen], 6)}}
+            "cv_mean_log_ratio": round(rf.scores[rf.chosen], 6), **({"keep_pointwise": True} if keep_pointwise else {})}}
     else:
         cv, fitted = fit_key(train_t, X, kind, partial=family.partial, **settings)  # type: ignore[arg-type]
     for part, res in (cv.parts or {"": cv}).items():
@@ -338,8 +338,7 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
 
 
 def route_members(family: Key, route: Sequence[str], models_dir: Path, slug: str) -> dict[str, TreeIR]:
-    """The models a choice ``family`` routes over (``--route``): each a member of it that runs every convolution,
-    trained before it (``models_dir/<slug>-<member>.tree.json``)."""
+    """The models (``models_dir/<slug>-<member>.tree.json``) a choice routes over: members running every conv."""
     conv = [f.value for f in family.families if f not in family.partial]
     wrong = [m for m in route if m not in conv]
     if len(family.families) < 2 or wrong or len(set(route)) < 2:
@@ -428,6 +427,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a choice's problems routed between these members' own models (trained before it, read "
                         "from --models-dir): a router tree picks the member (predictor.route); --kind fits only "
                         "the pointwise problems of a choice holding a GEMM family (--all: SHIPPED_RUNS)")
+    p.add_argument("--keep-pointwise", action="store_true",
+                   help="with --route, a choice without a GEMM family: its pointwise (1x1) problems keep its own tree, "
+                        "fitted on all its problems; the router routes the others")
     p.add_argument("--seed", type=int, default=0, help="seed of the cross-validation folds and the trees")
     p.add_argument("--holdout-sources", nargs="*", default=[], metavar="PREFIX",
                    help="shapes whose source starts with one of these are held out (default: net:)")
@@ -496,8 +498,9 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
     fams += [c for c in choices if c not in fams]
     fams.sort(key=lambda f: len(model_key(f).families))  # families first: a routed choice reads their models
     keys = [model_key(f) for f in fams]
-    if args.route and all(len(k.families) < 2 for k in keys):
-        raise TrainError("--route routes a choice between its members' models: give a choice with --family")
+    if (args.route and all(len(k.families) < 2 for k in keys)) or (args.keep_pointwise and not args.route):
+        raise TrainError("--route routes a choice between its members' models: give a choice with --family "
+                         "(--keep-pointwise goes with --route)")
     members = sorted({m.value for k in keys for m in k.families})
     missing = [f for f in members if f not in present]
     if missing:
@@ -517,13 +520,15 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
         f_name = sweeps[own[0]] if len(own) == 1 else sweep_name
         f_sha = shas[own[0]] if len(own) == 1 else sha
         m_key = method.get(key.value, Method(key.value, args.kind, args.max_portfolio, args.cv_groups,
-                                             tuple(args.route or ()) if len(key.families) > 1 else ()))
+                                             tuple(args.route or ()) if len(key.families) > 1 else (),
+                                             args.keep_pointwise))
         m = train_family(df, key, sweep=f_name, sweep_sha=f_sha, target=args.target,
                          slug_override=args.slug, kind=m_key.kind,
                          max_portfolio=m_key.max_portfolio, seed=args.seed,
                          holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
                          tolerance=args.cv_tolerance, k_grid=args.k_grid, command=command, threads=args.threads,
-                         cv_groups=m_key.cv_groups, route=m_key.route, models_dir=args.models_dir)
+                         cv_groups=m_key.cv_groups, route=m_key.route, models_dir=args.models_dir,
+                         keep_pointwise=m_key.keep_pointwise)
         paths = save_model(m, args.models_dir)
         _LOG.info("%s: wrote %s", f, ", ".join(str(p) for p in paths.values()))
         if not args.quiet:
@@ -543,8 +548,8 @@ def train_shipped(args: argparse.Namespace) -> None:
         raise TrainError("--all trains exactly the shipped runs: it takes no sweep, --family, --slug, --target "
                          "or --no-export")
     parser = build_parser()
-    changed = [a for a in ("kind", "max_portfolio", "k_grid", "seed", "holdout_sources", "folds", "cv_tolerance",
-                           "cv_groups", "route", "models_dir", "export_dir") if getattr(args, a) != parser.get_default(a)]
+    changed = [a for a in ("kind", "max_portfolio", "k_grid", "seed", "holdout_sources", "folds", "cv_tolerance", "cv_groups",
+                           "route", "keep_pointwise", "models_dir", "export_dir") if getattr(args, a) != parser.get_default(a)]
     if changed:
         raise TrainError(f"--all uses the default settings; it cannot be combined with --{changed[0].replace('_', '-')}")
     need = sorted({s for r in SHIPPED_RUNS for s in r.sweeps})

@@ -131,7 +131,8 @@ def test_route_refuses_what_it_cannot_route(routed, tmp_path, capsys) -> None:
     base = [str(routed.sweep), "--models-dir", str(tmp_path), "--no-export", "--quiet"]
     for args, message in (([GEMM_CHOICE, "--route", "f16nhwc", "f16gemm90"], "that run every convolution"),
                           ([GEMM_CHOICE, "--route", *MEMBERS], "train the members first"),
-                          (["f16nhwc", "--route", *MEMBERS], "give a choice")):
+                          (["f16nhwc", "--route", *MEMBERS], "give a choice"),
+                          ([CHOICE, "--keep-pointwise"], "--keep-pointwise goes with --route")):
         assert main([*base, "--family", *args]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1
@@ -165,3 +166,32 @@ def test_route_lono_takes_each_layer_from_its_routed_member(routed, tmp_path) ->
     with pytest.raises(SystemExit, match="give a report of each"):
         route_lono(["--choice", str(tmp_path / "choice"), "--member", f"f16nhwc={tmp_path / 'f16nhwc'}",
                     "--out", str(tmp_path / "bad")])
+
+
+def test_keep_pointwise_keeps_the_choices_own_tree_on_1x1_problems(routed, tmp_path) -> None:
+    import shutil
+
+    import joblib
+
+    from predictor.features import FEATURE_NAMES
+    from predictor.train import main
+
+    for f in MEMBERS:
+        shutil.copy(routed.d / "m" / f"synthetic-{f}.tree.json", tmp_path)
+    base = [str(routed.sweep), "--family", CHOICE, "--route", *MEMBERS, "--max-portfolio", "4", "--quiet",
+            "--models-dir", str(tmp_path), "--no-export"]
+    assert main([*base, "--keep-pointwise"]) == 0
+    ir = TreeIR.load(tmp_path / f"synthetic-{CHOICE}.tree.json")
+    model = joblib.load(tmp_path / f"synthetic-{CHOICE}.joblib")["model"]
+    assert ir.meta["router"]["keep_pointwise"] is True and model.pointwise is not None
+    table = family_table(routed.df, model_key(CHOICE)).table
+    X = table.features().to_numpy(dtype=np.int64)
+    pw = X[:, FEATURE_NAMES.index("pointwise")] > 0
+    assert [ir.predict(x) for x in X[pw].tolist()] == list(model.pointwise.predict(X[pw]))
+    irs = {f: TreeIR.load(tmp_path / f"synthetic-{f}.tree.json") for f in MEMBERS}
+    assert all(ir.predict(x) == irs[f].predict(x) for x, f in zip(X[~pw].tolist(), model.router.predict(X[~pw])))
+    plain = tmp_path / "plain"  # without it the router routes every problem
+    shutil.copytree(tmp_path, plain, ignore=shutil.ignore_patterns(f"synthetic-{CHOICE}.*"))
+    assert main([*base[:-3], "--models-dir", str(plain), "--no-export"]) == 0
+    m2 = joblib.load(plain / f"synthetic-{CHOICE}.joblib")["model"]
+    assert m2.pointwise is None and "keep_pointwise" not in TreeIR.load(plain / f"synthetic-{CHOICE}.tree.json").meta["router"]
