@@ -83,6 +83,9 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
   sweeps/h200-sm90-nosrc.parquet sweeps/h200-graph-sm90-nosrc.parquet \
   --family f16nhwc+f16nhwc90+f16gemm90 \
   --groups 6 --kind cost --max-portfolio 24 --k-grid 24 --jobs "$jobs" --out reports/lono/h200-choice3
+# the two-family fp16 choice as shipped since session 38: routed, its own tree kept on pointwise layers
+python -m predictor.route_lono --choice reports/lono/h200-choice --member f16nhwc=reports/lono/h200-f16nhwc \
+  --member f16nhwc90=reports/lono/h200-f16nhwc90 --keep-pointwise --out reports/lono/h200-choice-route
 # the routed fp16 choice as shipped since session 38: routed over its conv members' models (predictor.route)
 python -m predictor.route_lono --choice reports/lono/h200-choice3 --member f16nhwc=reports/lono/h200-f16nhwc \
   --member f16nhwc90=reports/lono/h200-f16nhwc90 --out reports/lono/h200-choice3-route
