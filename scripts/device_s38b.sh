@@ -15,15 +15,18 @@ device_start "$OUT" 585
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 case $gpu in *H200*) tag=h200 ;; *H100*) tag=h100 ;; *) tag=gpu ;; esac
 echo "GPU: $gpu ($tag)"
-L=build/f16c3/h200_choice3_sm_90a.so
-ensure_dispatcher export/dispatch_f16_choice3/h200_dispatch.cu $L 300 || { tail -20 /tmp/logs/build.log; exit 1; }
-[ -n "${SKIP_TESTS:-}" ] || PREDICTOR_DISPATCHER=$L step gputests 150 python3 -m pytest -q -p no:cacheprovider -rs \
+# another fp16 dispatcher: SRC=export/dispatch_f16_choice/h200_dispatch.cu LIB=build/f16c/h200_choice_sm_90a.so
+# FAMILY=f16nhwc+f16nhwc90 NAME=choice
+SRC=${SRC:-export/dispatch_f16_choice3/h200_dispatch.cu}; L=${LIB:-build/f16c3/h200_choice3_sm_90a.so}
+F=${FAMILY:-f16nhwc+f16nhwc90+f16gemm90}; name=${NAME:-choice3}
+ensure_dispatcher "$SRC" "$L" 300 || { tail -20 /tmp/logs/build.log; exit 1; }
+[ -n "${SKIP_TESTS:-}" ] || PREDICTOR_DISPATCHER="$L" step gputests 150 python3 -m pytest -q -p no:cacheprovider -rs \
   tests/test_tuning_gpu.py tests/test_torch_conv.py
 [ -n "${SKIP_TESTS:-}" ] || { tail -4 /tmp/logs/gputests.log; cp /tmp/logs/gputests.log "$OUT/gputests.log"; }
 for sh in 0/2 1/2; do
   secs=$(( ($(left) - 15) / (${sh%/2} == 0 ? 2 : 1) ))
-  step "f16_${sh%/2}" "$secs" python3 bench/vendor_layers.py --library $L --family f16nhwc+f16nhwc90+f16gemm90 \
-    --layers-dir bench/holdout/layers --shard $sh --out "$OUT/$tag-holdout-choice3-routed-shard${sh%/2}"
+  step "f16_${sh%/2}" "$secs" python3 bench/vendor_layers.py --library "$L" --family "$F" \
+    --layers-dir bench/holdout/layers --shard $sh --out "$OUT/$tag-holdout-$name-routed-shard${sh%/2}"
   tail -6 "/tmp/logs/f16_${sh%/2}.log"
 done
 tar -czf "$OUT/logs.tgz" -C /tmp logs
