@@ -511,6 +511,21 @@ def _columns(table: ShapeTable, cols: Sequence[int]) -> ShapeTable:
                       table.times[:, list(cols)])
 
 
+def fit_side(table: ShapeTable, X: np.ndarray, rows: np.ndarray, cols: Sequence[int], name: str,
+             settings: dict[str, Any]) -> tuple[ShapeTable, CVResult, Fitted]:
+    """One side of a model routed by ``pointwise`` (``name``): :func:`cross_validate` (``settings``: its keywords,
+    ``kind`` and ``seed`` included) and :func:`fit_model` on the problems ``rows`` of ``table`` over the configs
+    ``cols``; also that side's table."""
+    sub = _columns(table.subset(rows), cols)
+    if sub.n_shapes < 2:
+        raise TrainError(f"{sub.n_shapes} {name} problem(s): a model routed by {POINTWISE} needs at least 2 each")
+    try:
+        cv = cross_validate(sub, X[rows], **settings)
+    except TrainError as exc:
+        raise TrainError(f"the {name} problems: {exc}") from None
+    return sub, cv, fit_model(sub, X[rows], settings["kind"], cv.chosen, settings["seed"])
+
+
 def fit_key(table: ShapeTable, X: np.ndarray, kind: str, *, partial: Sequence[Family] = (),
             k_grid: Sequence[int], depth_grid: Sequence[int], min_leaf_grid: Sequence[int],
             weightings: Sequence[str], folds: int, seed: int, tolerance: float, threads: int = 1,
@@ -539,14 +554,7 @@ def fit_key(table: ShapeTable, X: np.ndarray, kind: str, *, partial: Sequence[Fa
     fits: dict[str, Fitted] = {}
     sides = (("rest", np.nonzero(~pw)[0], conv), (POINTWISE, np.nonzero(pw)[0], full))
     for name, rows, cols in sides:
-        sub = _columns(table.subset(rows), cols)
-        if sub.n_shapes < 2:
-            raise TrainError(f"{sub.n_shapes} {name} problem(s): a model routed by {POINTWISE} needs at least 2 each")
-        try:
-            parts[name] = cross_validate(sub, X[rows], **settings)  # type: ignore[arg-type]
-        except TrainError as exc:
-            raise TrainError(f"the {name} problems: {exc}") from None
-        fits[name] = fit_model(sub, X[rows], kind, parts[name].chosen, seed)
+        _, parts[name], fits[name] = fit_side(table, X, rows, cols, name, settings)
         to_full = np.asarray(cols, np.int64)
         picks[rows] = to_full[parts[name].model_picks]
         single[rows] = np.where(parts[name].single_picks >= 0, to_full[np.maximum(parts[name].single_picks, 0)], -1)
@@ -578,5 +586,5 @@ def model_ir(model: LeafTree | RoutedTree, classes: Sequence[str], meta: dict[st
     return TreeIR.from_sklearn(model, FEATURE_NAMES, classes=classes, meta=meta, check_X=check_X)
 
 
-__all__ = ["COPIES", "COST_KINDS", "MAX_CANDIDATES", "node_candidates", "set_candidates", "POINTWISE", "RoutedTree", "fit_key", "model_ir", "KINDS", "TEACHER_KINDS", "MAJORITY_KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",
+__all__ = ["COPIES", "COST_KINDS", "MAX_CANDIDATES", "node_candidates", "set_candidates", "POINTWISE", "RoutedTree", "fit_key", "fit_side", "model_ir", "KINDS", "TEACHER_KINDS", "MAJORITY_KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",
            "regret_matrix", "LeafTree", "Fitted", "fit_model", "CVResult", "base_keys", "cross_validate"]

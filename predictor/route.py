@@ -23,7 +23,7 @@ import numpy as np
 from .config import Family, KernelConfig
 from .cv_folds import _folds
 from .features import FEATURE_NAMES
-from .fitting import POINTWISE, CVResult, Fitted, LeafTree, _columns, cross_validate, fit_key, fit_model, set_candidates
+from .fitting import POINTWISE, CVResult, Fitted, LeafTree, _columns, fit_key, fit_side, set_candidates
 from .portfolio import ShapeTable, TrainError, best_of, best_single, geomean_score, log_ratio, picked_times
 from .tree_ir import Leaf, TreeIR, compose, graft
 
@@ -98,6 +98,13 @@ def route_ir(clf: Any, members: Mapping[str, TreeIR], classes: Sequence[str],
     return graft(router, members, classes=classes, meta=meta)
 
 
+def family_best(table: ShapeTable, families: Sequence[str]) -> np.ndarray:
+    """The router's labels: each problem's fastest time in each family's whole grid (problems x ``families``), which
+    a leave-out fold can know too (:mod:`predictor.route_lono`), unlike the member models' fold portfolios."""
+    grids = [[c for c in table.configs if KernelConfig.from_name(c).family.value == f] for f in families]
+    return np.stack([best_of(table, g) for g in grids], axis=1)
+
+
 class RoutedModel:
     """A fitted routed choice: ``router`` (a classifier over member keys) sends each problem to its member's tree
     (``members``); with ``pointwise`` (a choice holding a family that runs only pointwise problems) the problems
@@ -163,11 +170,8 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
     rest = np.nonzero(~pw)[0]
     rest_t = table.subset(rest)
     conv = np.array([j for j, c in enumerate(table.configs) if KernelConfig.from_name(c).family not in partial])
-    # the router's labels: which member family's configs hold the faster time (each family's whole grid, as its
-    # leave-out evaluation can know it: predictor.route_lono)
-    grids = [[c for c in table.configs if KernelConfig.from_name(c).family.value == m] for m in names]
-    best = np.stack([best_of(rest_t, g) for g in grids], axis=1)
-    rf = fit_router(rest_t, X[rest], best, names, folds=folds, seed=seed, cv_groups=ROUTER_CV_GROUPS)
+    rf = fit_router(rest_t, X[rest], family_best(rest_t, names), names, folds=folds, seed=seed,
+                    cv_groups=ROUTER_CV_GROUPS)
     picks = np.full(table.n_shapes, -1, np.int64)
     single = np.full(table.n_shapes, -1, np.int64)
     picks[rest] = [index[members[names[s]].predict(x)] for s, x in zip(rf.sent, X[rest].tolist())]
@@ -182,25 +186,18 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
     used = {c for m in members.values() for c in m.classes}
     pw_model = None
     parts: dict[str, CVResult] = {}
-    if partial:
-        rows = np.nonzero(pw)[0]
-        sub = table.subset(rows)
-        if sub.n_shapes < 2:
-            raise TrainError(f"{sub.n_shapes} {POINTWISE} problem(s): a routed choice needs at least 2")
-        pcv = cross_validate(sub, X[rows], k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid,
-                             weightings=weightings, folds=folds, seed=seed, tolerance=tolerance, kind=kind,
-                             threads=threads, cv_groups=cv_groups)
-        pfit = fit_model(sub, X[rows], kind, pcv.chosen, seed)
+    settings = dict(k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid, weightings=weightings,
+                    folds=folds, seed=seed, tolerance=tolerance, threads=threads, cv_groups=cv_groups)
+    rows = np.nonzero(pw)[0]
+    if partial:  # as predictor.fitting.fit_key fits the pointwise side of such a choice
+        sub, pcv, pfit = fit_side(table, X, rows, range(len(table.configs)), POINTWISE, {**settings, "kind": kind})
         used |= set(pfit.classes)
         if kind != "class":  # its candidates: any config of the model a pointwise problem can run
             set_candidates(pfit.model, sub, X[rows], sorted(used))
         picks[rows], single[rows] = pcv.model_picks, pcv.single_picks
         pw_model, parts = pfit.model, {"rest": router_cv, POINTWISE: pcv}
     elif keep_pointwise:  # the choice's own tree, as predictor.fitting.fit_key fits it, on its pointwise problems
-        rows = np.nonzero(pw)[0]
-        pcv, pfit = fit_key(table, X, kind, k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid,
-                            weightings=weightings, folds=folds, seed=seed, tolerance=tolerance, threads=threads,
-                            cv_groups=cv_groups)
+        pcv, pfit = fit_key(table, X, kind, **settings)  # type: ignore[arg-type]
         used |= set(pfit.classes)
         picks[rows], single[rows] = pcv.model_picks[rows], pcv.single_picks[rows]
         pw_model, parts = pfit.model, {"rest": router_cv, POINTWISE: pcv}
@@ -216,5 +213,5 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
     return cv, Fitted(RoutedModel(rf.clf, members, pw_model, feature), classes, grown), rf  # type: ignore[arg-type]
 
 
-__all__ = ["RouterFit", "RoutedModel", "fit_router", "fit_routed", "route_ir", "routed_ir", "ROUTER_CV_GROUPS", "ROUTER_DEPTHS",
+__all__ = ["RouterFit", "RoutedModel", "family_best", "fit_router", "fit_routed", "route_ir", "routed_ir", "ROUTER_CV_GROUPS", "ROUTER_DEPTHS",
            "ROUTER_MIN_LEAF", "WEIGHT_FLOOR"]

@@ -38,13 +38,12 @@ import numpy as np
 import pandas as pd
 
 from .cli import setup_logging
-from .config import KernelConfig
 from .features import FEATURE_NAMES
 from .fitting import POINTWISE
 from .lono import Settings, load_sweeps, lono_split, network_groups, networks, report_markdown
 from .model_key import model_key
-from .portfolio import TrainError, best_of, family_table
-from .route import ROUTER_CV_GROUPS, fit_router
+from .portfolio import TrainError, family_table
+from .route import ROUTER_CV_GROUPS, family_best, fit_router
 from .schema import SweepFormatError, file_sha256
 
 _LOG = logging.getLogger(__name__)
@@ -90,10 +89,7 @@ def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool
     table = family_table(df, key, target).table
     X = table.features().to_numpy(dtype=np.int64)
     names = list(member_reports)
-    # the router's labels: which member family's configs hold the faster time (the family's whole grid: the
-    # members' fold portfolios are not in their reports)
-    grids = [[c for c in table.configs if KernelConfig.from_name(c).family.value == m] for m in names]
-    best = np.stack([best_of(table, g) for g in grids], axis=1)
+    best = family_best(table, names)  # the router's labels, as predictor.train's
     routable = X[:, FEATURE_NAMES.index(POINTWISE)] <= 0 if key.partial or keep_pointwise else np.ones(len(X), bool)
     own = pd.read_csv(choice / "layers.csv")
     row_of = {k: i for i, k in enumerate(table.keys)}
