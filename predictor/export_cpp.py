@@ -45,7 +45,7 @@ from .cli import display_path, run_main
 from .codegen import ResultCode, cpp_enum, cpp_helpers, cpp_result_codes, cpp_tree
 from .config import (FAMILY_SPECS, EpilogueFunctor, EpilogueSchedule, Family, IteratorAlgorithm, KernelConfig,
                      KernelSchedule, SplitKMode, StrideSupport, Swizzle, TileScheduler)
-from .features import (ARGS, CHANNEL_ARGS, DERIVED, FEATURE_NAMES, LIMITS, cpp_derived_code, cpp_feature_exprs,
+from .features import (ARGS, CHANNEL_ARGS, DERIVED, LIMITS, cpp_derived_code, cpp_feature_exprs, feature_set_of,
                        cpp_validation_code)
 from .model_key import SEPARATOR, Choice, Key, model_key, sort_key
 from .schema import file_sha256
@@ -146,9 +146,10 @@ def family_code(ir: TreeIR, model_sha: str | None = None, with_family: bool = Fa
     ``identifier``); ``with_family``: the rows carry the ``family`` field (a header with a choice)."""
     meta = ir.meta
     key = model_key(meta["family"])
-    if tuple(ir.feature_names) != FEATURE_NAMES:
-        raise ValueError(f"{key.value}: model features {ir.feature_names} differ from predictor.features "
-                         f"{FEATURE_NAMES}: retrain")
+    try:
+        feature_set_of(ir.feature_names)
+    except ValueError as exc:
+        raise ValueError(f"{key.value}: {exc}") from None
     f = key.identifier
     if not any(FAMILY_SPECS[m].operation == "conv" for m in key.families):
         raise ValueError(f"{key.value}: the C++ header exports a GEMM family only inside a choice with a conv family "

@@ -15,7 +15,7 @@ naming the offending argument.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from .codegen import CppExpr, PythonExpr, expand, parse
 
@@ -79,9 +79,45 @@ FEATURES: tuple[tuple[str, str], ...] = (
     # 1 exactly when a GEMM family implements the problem (1x1 filter, stride 1, pad 0, dilation 1;
     # FamilySpec.implements): a choice with such a family routes on it (predictor.fitting.compose)
     ("pointwise", "(1 // R) * (1 // S) * (1 // stride) * (1 // (pad + 1)) * (1 // dilation)"),
+    # feature set "tiles" from here (FEATURE_SETS): the other tiles of the grids (SM90 64x96 / 128x192 / 256x96 ...,
+    # SM80 32x64 / 64x32 ...): CTAs, share of the last wave (per mille), waves; N extent wasted by 32 / 96 / 192 tiles
+    *((f"{kind}_{tm}x{tn}", expr.format(c=f"cdiv(gemm_m, {tm}) * cdiv(gemm_n, {tn})"))
+      for tm, tn in ((64, 96), (128, 96), (128, 192), (256, 96), (256, 32), (128, 32), (64, 32), (32, 64),
+                     (128, 64), (64, 128))
+      for kind, expr in (("ctas", "{c}"), ("tail", "(({c} - 1) % sms + 1) * 1000 // sms"), ("waves", "cdiv({c}, sms)"))
+      if (kind, tm, tn) not in (("ctas", 128, 64), ("ctas", 64, 128))),
+    *((f"nwaste_{t}", f"(cdiv(gemm_n, {t}) * {t} - gemm_n) * 1000 // (cdiv(gemm_n, {t}) * {t})") for t in (32, 96, 192)),
 )
 
 FEATURE_NAMES: tuple[str, ...] = tuple(n for n, _ in FEATURES)
+
+#: The feature sets a model can be trained on (``predictor.train --features``), each the leading features of
+#: :data:`FEATURES` it reads, so that a feature's index is the same in every set: ``base`` (every model until
+#: session 39), ``tiles`` (``base`` and the tile quantisation of every other tile of the grids:
+#: ``reports/lono/experiments/tile-features/``).  A model's file names its features; a header or selector computes
+#: only those its tree reads.
+FEATURE_SETS: dict[str, tuple[str, ...]] = {"base": FEATURE_NAMES[:FEATURE_NAMES.index("pointwise") + 1],
+                                            "tiles": FEATURE_NAMES}
+#: The feature set of a model trained without ``--features``.
+DEFAULT_FEATURE_SET = "base"
+
+
+def feature_names(n_columns: int) -> tuple[str, ...]:
+    """The names of the feature set of ``n_columns`` features (a fitted tree's ``n_features``); ``ValueError`` if
+    none has that many."""
+    names = FEATURE_NAMES[:n_columns]
+    feature_set_of(names)
+    return names
+
+
+def feature_set_of(names: Sequence[str]) -> str:
+    """The name of the feature set whose features are exactly ``names`` (a model file's ``feature_names``);
+    ``ValueError`` if none is."""
+    for name, names_of in FEATURE_SETS.items():
+        if tuple(names) == names_of:
+            return name
+    raise ValueError(f"features {list(names)[:3]}... ({len(names)}) are none of predictor.features' feature sets "
+                     f"({', '.join(f'{k}: {len(v)}' for k, v in FEATURE_SETS.items())}): retrain")
 
 #: Default SM count of a model trained on one GPU when none is recorded (H200: 132 SMs).
 DEFAULT_SMS = 132

@@ -50,7 +50,7 @@ import numpy as np
 
 from .config import Family, KernelConfig
 from .cv_folds import CV_GROUPS, _folds, base_keys, cv_group_labels  # noqa: F401  (re-exported)
-from .features import FEATURE_NAMES
+from .features import FEATURE_NAMES, feature_names
 from .leaf_candidates import node_candidates
 from .neighbours import synthetic_neighbours
 from .portfolio import (ShapeTable, TrainError, best_single, dyadic, geomean_score, greedy_portfolio, log_ratio,
@@ -327,8 +327,10 @@ class LeafTree:
         return np.array(sorted(set(self.node_labels[leaves])), dtype=object)
 
     def predict(self, X: Any) -> np.ndarray:
-        """Config name of every row of the integer feature matrix ``X``."""
-        return self.node_labels[self.estimator.apply(np.asarray(X).astype(np.float32))]
+        """Config name of every row of the integer feature matrix ``X`` (its leading columns: the features the
+        tree was fitted on, :data:`predictor.features.FEATURE_SETS`)."""
+        X = np.asarray(X)[:, :self.estimator.n_features_in_]
+        return self.node_labels[self.estimator.apply(X.astype(np.float32))]
 
 
 @dataclass(frozen=True)
@@ -574,16 +576,19 @@ def fit_key(table: ShapeTable, X: np.ndarray, kind: str, *, partial: Sequence[Fa
 
 def model_ir(model: LeafTree | RoutedTree, classes: Sequence[str], meta: dict[str, Any] | None = None,
              check_X: Any = None) -> TreeIR:
-    """The exact integer IR of a fitted model over :data:`~predictor.features.FEATURE_NAMES`; a
+    """The exact integer IR of a fitted model over the features it was fitted on (the leading
+    :data:`~predictor.features.FEATURE_NAMES`, one of :data:`~predictor.features.FEATURE_SETS`); a
     :class:`RoutedTree` becomes a root split ``pointwise <= 0`` (rest tree left, pointwise tree
     right, :func:`predictor.tree_ir.compose`).  With ``check_X``: checked against the model."""
     if isinstance(model, RoutedTree):
-        rest, pw = (TreeIR.from_sklearn(m, FEATURE_NAMES, classes=classes) for m in (model.rest, model.pointwise))
+        rest, pw = (TreeIR.from_sklearn(m, feature_names(m.tree_.n_features), classes=classes)
+                    for m in (model.rest, model.pointwise))
         ir = compose(rest, pw, model.feature, 0, classes=classes, meta=meta)
         if check_X is not None:
             ir.check_against(model, check_X)
         return ir
-    return TreeIR.from_sklearn(model, FEATURE_NAMES, classes=classes, meta=meta, check_X=check_X)
+    return TreeIR.from_sklearn(model, feature_names(model.tree_.n_features), classes=classes, meta=meta,
+                               check_X=None if check_X is None else np.asarray(check_X)[:, :model.tree_.n_features])
 
 
 __all__ = ["COPIES", "COST_KINDS", "MAX_CANDIDATES", "node_candidates", "set_candidates", "POINTWISE", "RoutedTree", "fit_key", "fit_side", "model_ir", "KINDS", "TEACHER_KINDS", "MAJORITY_KINDS", "DEFAULT_KIND", "K_GRID", "DEPTH_GRID", "MIN_LEAF_GRID", "WEIGHTINGS", "training_set",

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from .model_key import CLI_HELP, Key, cli_model_key, default_families, model_key
-from .features import ConvProblem
+from .features import DEFAULT_FEATURE_SET, FEATURE_SETS, ConvProblem
 from .fitting import (
     CV_GROUPS, CV_TOLERANCE, DEFAULT_KIND, DEPTH_GRID, KINDS, MAX_CANDIDATES, MIN_LEAF_GRID, WEIGHTINGS, base_keys,
     fit_key, model_ir, portfolio_sizes,
@@ -81,6 +81,8 @@ class Settings:
     #: what the inner CV keeps in one fold (:data:`predictor.fitting.CV_GROUPS`); out of ``repr`` (which names a
     #: kept fold) unless changed, so folds kept before it existed are still found
     cv_groups: str = field(default="problem", repr=False)
+    #: the features the trees read (:data:`predictor.features.FEATURE_SETS`); the kept folds' names hash them
+    features: str = field(default=DEFAULT_FEATURE_SET, repr=False)
 
     @property
     def k_grid(self) -> list[int]:
@@ -276,7 +278,7 @@ def evaluate_family(df: pd.DataFrame, family: Key, settings: Settings, target: s
     stopped part-way resumes where it stopped; ``only``: compute just these held-out folds (0-based) into
     ``parts``, to share one run between machines (the result then holds only the folds kept so far)."""
     table = family_table(df, family, target).table
-    X = table.features().to_numpy(dtype=np.int64)
+    X = table.features().to_numpy(dtype=np.int64)[:, :len(FEATURE_SETS[settings.features])]
     tasks = [(table, X, g, settings, family.value, threads) for g in network_groups(networks(table), settings.groups)]
     if only is not None and parts is None:
         raise TrainError("--only-folds needs --parts")
@@ -333,7 +335,9 @@ def report_markdown(layers: pd.DataFrame, folds: pd.DataFrame, *, command: str, 
         f"weighting; k from {settings.k_grid}; tolerance {settings.tolerance}), as predictor.train chooses them"
         + (f" except k, which it searches in {portfolio_sizes(None, settings.max_portfolio)}" if settings.k_sizes else "")
         + (" and except the CV's groups: each network's layers kept in one fold (`--cv-groups network`), where it "
-           "keeps each problem" if settings.cv_groups != "problem" else ""),
+           "keeps each problem" if settings.cv_groups != "problem" else "")
+        + (f"; the trees read the feature set `{settings.features}` (`--features`)"
+           if settings.features != DEFAULT_FEATURE_SET else ""),
         ("- held out: one network's layers" if settings.groups <= 0 else
          f"- held out: the networks dealt (sorted, round-robin) into {settings.groups} groups, each group's layers "
          "together (every network's layers are scored by a model that saw neither it nor the rest of its group)")
@@ -427,6 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv-groups", choices=CV_GROUPS, default="problem",
                    help="what the inner CV keeps in one fold: each problem (as predictor.train), or also each "
                         "network's layers")
+    p.add_argument("--features", choices=list(FEATURE_SETS), default=DEFAULT_FEATURE_SET,
+                   help="the features the trees read, as predictor.train --features")
     p.add_argument("--big-gflop", type=float, default=BIG_GFLOP, help="layers above this are reported apart")
     p.add_argument("--groups", type=int, default=0,
                    help="hold out the networks in this many groups, each group together (stricter than one at "
@@ -453,7 +459,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("predictor.lono: --max-portfolio must be >= 1")
     kinds = tuple(dict.fromkeys(args.kind or ("class", DEFAULT_KIND)))
     settings = Settings(kinds=kinds, max_portfolio=args.max_portfolio, k_sizes=tuple(args.k_grid), folds=args.folds,
-                        seed=args.seed, groups=args.groups, tolerance=args.cv_tolerance, cv_groups=args.cv_groups)
+                        seed=args.seed, groups=args.groups, tolerance=args.cv_tolerance, cv_groups=args.cv_groups,
+                        features=args.features)
     command = "python -m predictor.lono " + " ".join(shlex.quote(a) for a in argv)
     t0 = time.time()
     try:

@@ -33,4 +33,4 @@ def synthetic_neighbours(X: np.ndarray, copies: int, seed: int) -> np.ndarray:
     eff = (raw["R"] - 1) * raw["dilation"] + 1  # the output must keep at least one pixel
     raw["H"] = np.maximum(raw["H"], eff - 2 * raw["pad"])
     raw["W"] = np.maximum(raw["W"], (raw["S"] - 1) * raw["dilation"] + 1 - 2 * raw["pad"])
-    return frame(pd.DataFrame(raw)).to_numpy(dtype=np.int64)
+    return frame(pd.DataFrame(raw)).to_numpy(dtype=np.int64)[:, :X.shape[1]]  # X's features (its feature set)

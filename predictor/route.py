@@ -22,7 +22,7 @@ import numpy as np
 
 from .config import Family, KernelConfig
 from .cv_folds import _folds
-from .features import FEATURE_NAMES
+from .features import FEATURE_NAMES, feature_names
 from .fitting import POINTWISE, CVResult, Fitted, LeafTree, _columns, fit_key, fit_side, set_candidates
 from .portfolio import ShapeTable, TrainError, best_of, best_single, geomean_score, log_ratio, picked_times
 from .tree_ir import Leaf, TreeIR, compose, graft
@@ -90,7 +90,7 @@ def route_ir(clf: Any, members: Mapping[str, TreeIR], classes: Sequence[str],
              meta: Mapping[str, Any] | None = None) -> TreeIR:
     """One model of the router ``clf`` (its classes: keys of ``members``) and the member models' trees
     (:func:`predictor.tree_ir.graft`); a router of one leaf is its member's tree alone."""
-    router = TreeIR.from_sklearn(clf, FEATURE_NAMES, classes=[str(c) for c in clf.classes_])
+    router = TreeIR.from_sklearn(clf, feature_names(clf.n_features_in_), classes=[str(c) for c in clf.classes_])
     root = router.nodes[0]
     if isinstance(root, Leaf):
         m = members[root.label]
@@ -124,7 +124,7 @@ class RoutedModel:
             out[pw] = self.pointwise.predict(X[pw])  # type: ignore[union-attr]
         rest = np.nonzero(~pw)[0]
         if len(rest):
-            sent = self.router.predict(X[rest])
+            sent = self.router.predict(X[rest][:, :self.router.n_features_in_])
             out[rest] = [self.members[str(m)].predict(x) for m, x in zip(sent, X[rest].tolist())]
         return out
 
@@ -138,7 +138,7 @@ def routed_ir(model: RoutedModel, classes: Sequence[str], meta: Mapping[str, Any
     if model.pointwise is None:
         ir = TreeIR(rest.feature_names, rest.classes, rest.nodes, dict(meta or {})).validate()
     else:
-        pw = TreeIR.from_sklearn(model.pointwise, FEATURE_NAMES, classes=classes)
+        pw = TreeIR.from_sklearn(model.pointwise, feature_names(model.pointwise.tree_.n_features), classes=classes)
         ir = compose(rest, pw, model.feature, 0, classes=classes, meta=meta)
     if check_X is not None:
         ir.check_against(model, check_X)
@@ -148,8 +148,8 @@ def routed_ir(model: RoutedModel, classes: Sequence[str], meta: Mapping[str, Any
 def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[str, TreeIR],
                partial: Sequence[Family] = (), k_grid: Sequence[int], depth_grid: Sequence[int],
                min_leaf_grid: Sequence[int], weightings: Sequence[str], folds: int, seed: int, tolerance: float,
-               threads: int = 1, cv_groups: str = "problem",
-               keep_pointwise: bool = False) -> tuple[CVResult, Fitted, RouterFit]:
+               threads: int = 1, cv_groups: str = "problem", keep_pointwise: bool = False,
+               features: int | None = None) -> tuple[CVResult, Fitted, RouterFit]:
     """A choice's model routed over its ``members``' own models (each a :class:`TreeIR` over configs of the
     choice's ``table``): the router (:func:`fit_router`) on the problems its members run; with ``partial``
     families, the pointwise problems get a tree of ``kind`` over every config as
@@ -157,7 +157,9 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
     network, :data:`ROUTER_CV_GROUPS`); with ``keep_pointwise`` (a choice without them), the pointwise problems
     keep the choice's own tree of ``kind``, fitted on all its problems, and the router sees the others.  The CV
     result's out-of-fold picks: the member the router's CV sends a problem to, that (shipped, in-sample) member's
-    pick; the pointwise side's own CV."""
+    pick; the pointwise side's own CV.  ``features``: how many leading columns of ``X`` the router and the pointwise
+    tree read (the choice's feature set, :data:`predictor.features.FEATURE_SETS`; default all), the members all of
+    theirs."""
     t0 = time.time()
     names = list(members)
     index = {c: j for j, c in enumerate(table.configs)}
@@ -170,7 +172,8 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
     rest = np.nonzero(~pw)[0]
     rest_t = table.subset(rest)
     conv = np.array([j for j, c in enumerate(table.configs) if KernelConfig.from_name(c).family not in partial])
-    rf = fit_router(rest_t, X[rest], family_best(rest_t, names), names, folds=folds, seed=seed,
+    Xc = X[:, :features] if features else X  # what the choice's own trees read
+    rf = fit_router(rest_t, Xc[rest], family_best(rest_t, names), names, folds=folds, seed=seed,
                     cv_groups=ROUTER_CV_GROUPS)
     picks = np.full(table.n_shapes, -1, np.int64)
     single = np.full(table.n_shapes, -1, np.int64)
@@ -190,14 +193,14 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
                     folds=folds, seed=seed, tolerance=tolerance, threads=threads, cv_groups=cv_groups)
     rows = np.nonzero(pw)[0]
     if partial:  # as predictor.fitting.fit_key fits the pointwise side of such a choice
-        sub, pcv, pfit = fit_side(table, X, rows, range(len(table.configs)), POINTWISE, {**settings, "kind": kind})
+        sub, pcv, pfit = fit_side(table, Xc, rows, range(len(table.configs)), POINTWISE, {**settings, "kind": kind})
         used |= set(pfit.classes)
         if kind != "class":  # its candidates: any config of the model a pointwise problem can run
-            set_candidates(pfit.model, sub, X[rows], sorted(used))
+            set_candidates(pfit.model, sub, Xc[rows], sorted(used))
         picks[rows], single[rows] = pcv.model_picks, pcv.single_picks
         pw_model, parts = pfit.model, {"rest": router_cv, POINTWISE: pcv}
     elif keep_pointwise:  # the choice's own tree, as predictor.fitting.fit_key fits it, on its pointwise problems
-        pcv, pfit = fit_key(table, X, kind, **settings)  # type: ignore[arg-type]
+        pcv, pfit = fit_key(table, Xc, kind, **settings)  # type: ignore[arg-type]
         used |= set(pfit.classes)
         picks[rows], single[rows] = pcv.model_picks[rows], pcv.single_picks[rows]
         pw_model, parts = pfit.model, {"rest": router_cv, POINTWISE: pcv}

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .cli import setup_logging
-from .features import FEATURE_NAMES
+from .features import DEFAULT_FEATURE_SET, FEATURE_NAMES, FEATURE_SETS
 from .fitting import POINTWISE
 from .lono import Settings, load_sweeps, lono_split, network_groups, networks, report_markdown
 from .model_key import model_key
@@ -87,7 +87,8 @@ def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool
         raise TrainError(f"--member: give a report of each of {conv} (got {sorted(member_reports)})")
     df, described = load_sweeps([Path(p) for p in cmd if p.endswith(".parquet")])
     table = family_table(df, key, target).table
-    X = table.features().to_numpy(dtype=np.int64)
+    # the router reads the choice's features (its report's --features), as predictor.train fits it
+    X = table.features().to_numpy(dtype=np.int64)[:, :len(FEATURE_SETS[str(_option(cmd, "--features", DEFAULT_FEATURE_SET))])]
     names = list(member_reports)
     best = family_best(table, names)  # the router's labels, as predictor.train's
     routable = X[:, FEATURE_NAMES.index(POINTWISE)] <= 0 if key.partial or keep_pointwise else np.ones(len(X), bool)

@@ -42,7 +42,7 @@ from typing import Any, Callable
 from .config import Family, KernelConfig
 from .codegen import ResultCode
 from .export_py import compile_selector
-from .features import CHANNEL_ARGS, FEATURE_NAMES, same_pad, validate
+from .features import CHANNEL_ARGS, feature_set_of, same_pad, validate
 from .model_key import Choice, Key, model_key
 from .resources import models_dir
 from .tree_ir import TreeIR
@@ -94,9 +94,10 @@ class LoadedModel:
 
     @classmethod
     def from_ir(cls, ir: TreeIR, source: str = "<memory>") -> "LoadedModel":
-        if tuple(ir.feature_names) != FEATURE_NAMES:
-            raise ValueError(f"model {source} was trained on features {list(ir.feature_names)}, but "
-                             f"predictor.features defines {list(FEATURE_NAMES)}: retrain it")
+        try:
+            feature_set_of(ir.feature_names)
+        except ValueError as exc:
+            raise ValueError(f"model {source}: {exc}") from None
         try:
             family = model_key(ir.meta["family"])
             sms = int(ir.meta["sms"])

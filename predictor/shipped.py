@@ -21,11 +21,14 @@ class Method(NamedTuple):
     route: tuple[str, ...] = ()
     #: with ``route``, a choice without a GEMM family: its pointwise problems keep its own tree (``--keep-pointwise``)
     keep_pointwise: bool = False
+    #: the features its trees read (``--features``, :data:`predictor.features.FEATURE_SETS`)
+    features: str = "base"
 
     def cli(self) -> tuple[str, ...]:
         """The ``predictor.train`` options that train this key so."""
         return ("--kind", self.kind, "--max-portfolio", str(self.max_portfolio), "--cv-groups", self.cv_groups,
-                *(("--route", *self.route) if self.route else ()), *(("--keep-pointwise",) if self.keep_pointwise else ()))
+                *(("--route", *self.route) if self.route else ()), *(("--keep-pointwise",) if self.keep_pointwise else ()),
+                *(("--features", self.features) if self.features != "base" else ()))
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ import pandas as pd
 from .cli import cores, display_path, refuse_overwrite, run_main
 from .config import SEED_CONFIG, Family, KernelConfig
 from .cv_folds import CV_GROUPS
-from .features import FEATURE_NAMES
+from .features import DEFAULT_FEATURE_SET, FEATURE_NAMES, FEATURE_SETS
 from .model_key import CLI_HELP, Key, cli_model_key, default_families, model_key
 from .fitting import (  # noqa: F401 - re-exported: the fitting API predictor.train has always offered
     CV_TOLERANCE, DEFAULT_KIND, DEPTH_GRID, K_GRID, KINDS, MIN_LEAF_GRID, WEIGHTINGS, CVResult, Fitted, _folds, base_keys,
@@ -75,11 +75,10 @@ from .shipped import (  # noqa: F401 - re-exported: the shipped runs were define
 from .targets import TARGETS
 from .route import RoutedModel, fit_routed, routed_ir
 from .tree_ir import Leaf, TreeIR
+from .summary import SCORING_NOTE, summary_markdown  # noqa: F401 - re-exported
 
 _LOG = logging.getLogger(__name__)
 
-SCORING_NOTE = ("score of a pick = oracle_time / picked_time (1 = fastest measured config); a pick with "
-                "no ok+verified row for the shape is scored with the shape's worst ok time")
 
 
 def gpu_slug(gpu: str) -> str:
@@ -108,60 +107,6 @@ class FamilyModel:
     ir: TreeIR
     summary: dict[str, Any]
     meta: dict[str, Any]
-
-
-def _fmt_metrics(m: dict[str, float] | None) -> str:
-    if not m:
-        return "| - | - | - | - | - |"
-    return (f"| {m['shapes']} | {m['geomean']:.4f} | {m['p10']:.4f} | {m['worst']:.4f} | "
-            f"{100 * m['exact']:.1f}% |")
-
-
-def summary_markdown(s: dict[str, Any]) -> str:
-    """Human-readable summary of one family's model."""
-    lines = [
-        f"# {s['gpu']} / {s['family']} kernel-selection model",
-        "",
-        f"- sweep: `{s['sweep']}` (sha256 `{s['sweep_sha256'][:16]}...`)",
-        f"- target: {s['target'] or 'all configs of ' + s['gpu']}; sms = {s['sms']}",
-        f"- shapes: {s['shapes']['train']} training, {s['shapes']['holdout']} held out "
-        f"({', '.join(s['holdout_prefixes']) or 'none'}), {s['shapes']['dropped_no_ok']} dropped (no ok row); "
-        f"configs: {s['configs']}",
-        *([f"- choice across {', '.join(s['choice']['families'])}: trained on the problems measured in every "
-           f"member family that implements them ({s['choice']['not_in_every_family']} dropped); exported configs per family: "
-           + ", ".join(f"{f} {n}" for f, n in s["choice"]["portfolio_by_family"].items())] if "choice" in s else []),
-        f"- chosen: k = {s['hyperparameters']['k']}, max_depth = {s['hyperparameters']['max_depth']}, "
-        f"min_samples_leaf = {s['hyperparameters']['min_samples_leaf']}, weighting = "
-        f"{s['hyperparameters']['weighting']}; tree: {s['tree']['splits']} splits, {s['tree']['leaves']} leaves, "
-        f"depth {s['tree']['depth']}",
-        f"- {SCORING_NOTE}; P10 = 10th percentile of the per-shape score, exact = picked the fastest",
-        "- CV rows: the model and the best single config are chosen on the training folds and scored on "
-        "the held-out fold; SEED_CONFIG involves no fitting, so its CV row is over all training shapes",
-        *([f"- routed over the members' own models ({', '.join(s['hyperparameters']['route'])}, predictor.route): "
-           "the chosen values above are its pointwise tree's; its CV row sends each problem to the member the "
-           "router's CV chose, whose pick is that member's shipped model's, trained on every problem (in-sample): "
-           "the leave-network-out report (predictor.route_lono) scores it out of sample"]
-          if s["hyperparameters"].get("route") else []),
-        "",
-        "| set | picker | shapes | geomean | P10 | worst | exact |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for set_name, block in (("CV (training shapes)", s["cv"]), ("held-out networks", s["holdout"]),
-                            ("in-sample (training shapes)", s["in_sample"])):
-        for picker, m in block.items():
-            if picker.endswith("_config"):
-                continue
-            label = picker
-            if picker == "best_single":
-                label = "best single config"
-            elif picker == "seed":
-                label = "SEED_CONFIG"
-            lines.append(f"| {set_name} | {label} {_fmt_metrics(m)}")
-    lines += ["", f"Portfolio ({len(s['portfolio'])}):", ""]
-    lines += [f"{i}. `{name}`" for i, name in enumerate(s["portfolio"])]
-    if s["cv"].get("best_single_config"):
-        lines += ["", f"Best single config (all training shapes): `{s['cv']['best_single_config']}`"]
-    return "\n".join(lines) + "\n"
 
 
 @dataclass
@@ -202,7 +147,7 @@ def _model_meta(family: Key, sets: TrainingSets, fitted: Fitted, cv: CVResult, *
     return {
         "family": family.value, "gpu": sets.ft.gpu, "gpu_slug": slug, "target": target, "sms": sets.ft.sms,
         "sms_trained": sorted(int(v) for v in fam_rows.loc[fam_rows["status"] == "ok", "sms"].unique()),
-        "sweep": sweep.name, "sweep_sha256": sweep_sha, "feature_names": list(FEATURE_NAMES),
+        "sweep": sweep.name, "sweep_sha256": sweep_sha, "feature_names": [],  # the model's (train_family)
         "portfolio": names, "hyperparameters": {"kind": kind, "k": k, "max_depth": depth,
                                                 "min_samples_leaf": min_leaf, "weighting": weighting,
                                                 "seed": seed, "grown_on": list(fitted.portfolio)},
@@ -278,16 +223,24 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
                  weightings: Sequence[str] = WEIGHTINGS, command: str = "",
                  slug_override: str | None = None, kind: str = DEFAULT_KIND, threads: int = 1,
                  cv_groups: str = "problem", route: Sequence[str] = (),
-                 models_dir: Path = Path("models"), keep_pointwise: bool = False) -> FamilyModel:
+                 models_dir: Path = Path("models"), keep_pointwise: bool = False,
+                 features: str = DEFAULT_FEATURE_SET) -> FamilyModel:
     """Train the model of one family, or of a choice of families with identical tensors
     (:mod:`predictor.model_key`), from its sweep rows (any status); ``kind``: see :mod:`predictor.fitting`;
     ``threads``: CV folds fitted in parallel (the model does not depend on it); ``cv_groups``: what one CV fold
     keeps together (:data:`predictor.cv_folds.CV_GROUPS`); ``route``: members of a choice whose own models
-    (``models_dir/<slug>-<member>.tree.json``) a router sends its problems to (:mod:`predictor.route`)."""
+    (``models_dir/<slug>-<member>.tree.json``) a router sends its problems to (:mod:`predictor.route`); ``features``:
+    the feature set its trees read (:data:`predictor.features.FEATURE_SETS`; a routed choice's members read theirs)."""
     t0 = time.time()
     sets = training_sets(df, family, target, holdout_prefixes)
-    train_t, hold_t, X, Xh = sets.train, sets.hold, sets.X, sets.Xh
+    train_t, hold_t = sets.train, sets.hold
+    if features not in FEATURE_SETS:
+        raise TrainError(f"features {features!r}: one of {', '.join(FEATURE_SETS)}")
+    own = len(FEATURE_SETS[features])
     slug = slug_override or target_slug(sets.ft.gpu, target)
+    members = route_members(family, route, models_dir, slug) if route else {}
+    width = max([own, *(len(m.feature_names) for m in members.values())])  # the members read theirs
+    X, Xh = sets.X[:, :width], sets.Xh[:, :width]
     # ---- hyper-parameters by CV, then the final model on all training shapes (a choice with members
     # that run only some convolutions: two models routed by the pointwise feature, fitting.fit_key)
     settings = dict(k_grid=portfolio_sizes(k_grid, max_portfolio), depth_grid=depth_grid, min_leaf_grid=min_leaf_grid,
@@ -295,15 +248,14 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
                     cv_groups=cv_groups)
     router_meta: dict[str, Any] = {}
     if route:
-        members = route_members(family, route, models_dir, slug)
         cv, fitted, rf = fit_routed(train_t, X, kind, members=members, partial=family.partial,
-                                    keep_pointwise=keep_pointwise, **settings)  # type: ignore[arg-type]
+                                    keep_pointwise=keep_pointwise, features=own, **settings)  # type: ignore[arg-type]
         router_meta = {"router": {
             "members": {m: file_sha256(models_dir / f"{slug}-{m}.tree.json") for m in route},
             "max_depth": rf.chosen[0], "min_samples_leaf": rf.chosen[1], "leaves": int(rf.clf.get_n_leaves()),
             "cv_mean_log_ratio": round(rf.scores[rf.chosen], 6), **({"keep_pointwise": True} if keep_pointwise else {})}}
     else:
-        cv, fitted = fit_key(train_t, X, kind, partial=family.partial, **settings)  # type: ignore[arg-type]
+        cv, fitted = fit_key(train_t, X[:, :own], kind, partial=family.partial, **settings)  # type: ignore[arg-type]
     for part, res in (cv.parts or {"": cv}).items():
         k, weighting, min_leaf, depth = res.chosen
         if res.kind == "router":
@@ -318,8 +270,11 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
     if route:
         meta["hyperparameters"]["route"] = list(route)
         meta.update(router_meta)
+    if features != DEFAULT_FEATURE_SET:
+        meta["hyperparameters"]["features"] = features
     ir = (routed_ir if isinstance(fitted.model, RoutedModel) else model_ir)(
         fitted.model, meta["portfolio"], meta=meta, check_X=X)  # type: ignore[arg-type]
+    meta["feature_names"] = list(ir.feature_names)
     if len(Xh):
         ir.check_against(fitted.model, Xh)
 
@@ -430,6 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-pointwise", action="store_true",
                    help="with --route, a choice without a GEMM family: its pointwise (1x1) problems keep its own tree, "
                         "fitted on all its problems; the router routes the others")
+    p.add_argument("--features", choices=list(FEATURE_SETS), default=DEFAULT_FEATURE_SET,
+                   help="the features the trees read (predictor.features.FEATURE_SETS: each extends the one before "
+                        "it; --all: each shipped key's own, SHIPPED_RUNS)")
     p.add_argument("--seed", type=int, default=0, help="seed of the cross-validation folds and the trees")
     p.add_argument("--holdout-sources", nargs="*", default=[], metavar="PREFIX",
                    help="shapes whose source starts with one of these are held out (default: net:)")
@@ -521,14 +479,14 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
         f_sha = shas[own[0]] if len(own) == 1 else sha
         m_key = method.get(key.value, Method(key.value, args.kind, args.max_portfolio, args.cv_groups,
                                              tuple(args.route or ()) if len(key.families) > 1 else (),
-                                             args.keep_pointwise))
+                                             args.keep_pointwise, args.features))
         m = train_family(df, key, sweep=f_name, sweep_sha=f_sha, target=args.target,
                          slug_override=args.slug, kind=m_key.kind,
                          max_portfolio=m_key.max_portfolio, seed=args.seed,
                          holdout_prefixes=tuple(args.holdout_sources), folds=args.folds,
                          tolerance=args.cv_tolerance, k_grid=args.k_grid, command=command, threads=args.threads,
                          cv_groups=m_key.cv_groups, route=m_key.route, models_dir=args.models_dir,
-                         keep_pointwise=m_key.keep_pointwise)
+                         keep_pointwise=m_key.keep_pointwise, features=m_key.features)
         paths = save_model(m, args.models_dir)
         _LOG.info("%s: wrote %s", f, ", ".join(str(p) for p in paths.values()))
         if not args.quiet:
@@ -549,7 +507,7 @@ def train_shipped(args: argparse.Namespace) -> None:
                          "or --no-export")
     parser = build_parser()
     changed = [a for a in ("kind", "max_portfolio", "k_grid", "seed", "holdout_sources", "folds", "cv_tolerance", "cv_groups",
-                           "route", "keep_pointwise", "models_dir", "export_dir") if getattr(args, a) != parser.get_default(a)]
+                           "route", "keep_pointwise", "features", "models_dir", "export_dir") if getattr(args, a) != parser.get_default(a)]
     if changed:
         raise TrainError(f"--all uses the default settings; it cannot be combined with --{changed[0].replace('_', '-')}")
     need = sorted({s for r in SHIPPED_RUNS for s in r.sweeps})

@@ -364,9 +364,9 @@ def compose(left: TreeIR, right: TreeIR, feature: int, threshold: int, classes: 
             meta: Mapping[str, Any] | None = None) -> TreeIR:
     """One tree: a root ``Split(feature, threshold)`` sending ``features[feature] <= threshold`` to
     ``left``'s tree and the rest to ``right``'s (node indices remapped; ``classes``: the table
-    order, default ``left``'s classes then ``right``'s new ones).  Validated."""
-    if tuple(left.feature_names) != tuple(right.feature_names):
-        raise TreeIRError("cannot compose trees over different features")
+    order, default ``left``'s classes then ``right``'s new ones); over the longer of their feature lists, of which
+    the other must be the start (:func:`common_features`).  Validated."""
+    names = common_features(left, right)
 
     def shifted(node: Node, offset: int) -> Node:
         if isinstance(node, Split):
@@ -377,7 +377,16 @@ def compose(left: TreeIR, right: TreeIR, feature: int, threshold: int, classes: 
     nodes = (Split(int(feature), int(threshold), 1, r0), *(shifted(n, 1) for n in left.nodes),
              *(shifted(n, r0) for n in right.nodes))
     table = tuple(classes) if classes is not None else tuple(dict.fromkeys((*left.classes, *right.classes)))
-    return TreeIR(tuple(left.feature_names), table, nodes, dict(meta or {})).validate()
+    return TreeIR(names, table, nodes, dict(meta or {})).validate()
+
+
+def common_features(*trees: TreeIR) -> tuple[str, ...]:
+    """The longest feature list of ``trees``, each other one its start (a feature's index then means the same in
+    every tree: models of different feature sets, ``predictor.features.FEATURE_SETS``); else :class:`TreeIRError`."""
+    names = max((tuple(t.feature_names) for t in trees), key=len)
+    if any(tuple(t.feature_names) != names[:len(t.feature_names)] for t in trees):
+        raise TreeIRError("cannot join trees over different features (neither list starts the other)")
+    return names
 
 
 def graft(router: TreeIR, members: Mapping[str, TreeIR], classes: Sequence[str] | None = None,
@@ -385,11 +394,9 @@ def graft(router: TreeIR, members: Mapping[str, TreeIR], classes: Sequence[str] 
     """One model of a ``router`` whose leaf labels name ``members`` (its classes: the member keys), each router
     leaf replaced by its member's root: the router's splits first, then each member's nodes once, in
     ``router.classes`` order, shared by every router leaf naming it (a DAG; :attr:`TreeIR.shared`).
-    ``classes``: the table order, default the members' classes in that order.  The router and every member
-    use the same features.  Validated."""
-    names = tuple(router.feature_names)
-    if any(tuple(m.feature_names) != names for m in members.values()):
-        raise TreeIRError("cannot graft trees over different features")
+    ``classes``: the table order, default the members' classes in that order.  Over the longest feature list of
+    the router and the members (:func:`common_features`).  Validated."""
+    names = common_features(router, *members.values())
     missing = [c for c in router.classes if c not in members]
     if missing:
         raise TreeIRError(f"the router names members {missing} that were not given")
@@ -427,4 +434,4 @@ def _as_int(v: Any) -> int:
     return v
 
 
-__all__ = ["MAX_CANDIDATES", "TreeIR", "Split", "Leaf", "TreeIRError", "compose", "graft", "exact_int_threshold", "sklearn_goes_left", "FORMAT"]
+__all__ = ["MAX_CANDIDATES", "TreeIR", "Split", "Leaf", "TreeIRError", "common_features", "compose", "graft", "exact_int_threshold", "sklearn_goes_left", "FORMAT"]

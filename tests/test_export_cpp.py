@@ -460,3 +460,59 @@ def test_a_grafted_model_compiles_and_agrees(synthetic_models, tmp_path: Path) -
             feats = compute(dict(zip(ARGS, args)))
             assert cname == g.predict(feats) and cc == tuple(g.classes.index(c) for c in g.candidates(feats))
     assert valid > 1000
+
+
+def test_a_model_over_the_tiles_features_compiles_and_agrees(synthetic_models, tmp_path: Path) -> None:
+    """A member tree over the ``tiles`` feature set (a full binary tree splitting at the median of each of that set's
+    31 features beyond ``base``), grafted beside a trained ``base`` model: the header computes every such feature as
+    Python does (a wrong expression would send about half the problems reaching its split the other way) and answers
+    what the Python selector and the IR answer."""
+    from predictor.export_cpp import export_models_dir
+    from predictor.features import FEATURE_SETS
+    from predictor.tree_ir import Leaf, graft
+
+    fam = "f16nhwc"
+    trained = TreeIR.load(synthetic_models.models / f"synthetic-{fam}.tree.json")
+    assert trained.feature_names == FEATURE_SETS["base"]
+    names = FEATURE_SETS["tiles"]
+    extra = names[len(FEATURE_SETS["base"]):]
+    assert len(extra) == 31  # the 31 splits of a full binary tree of depth 5
+    rows = random_rows(fam, 5000, seed=7)
+    feats = np.array([compute(dict(zip(ARGS, a))) for _, a in rows if _valid(a)])
+    nodes: list = [None] * 63  # heap order: node i's children 2i+1, 2i+2; the last 32 are leaves
+    reach = {0: np.arange(len(feats))}
+    for i in range(31):  # each split at the value that halves the problems reaching it
+        col = feats[reach[i], FEATURE_NAMES.index(extra[i])]
+        t = min(np.unique(col).tolist(), key=lambda v: abs(2 * int((col <= v).sum()) - len(col)))
+        nodes[i] = Split(FEATURE_NAMES.index(extra[i]), int(t), 2 * i + 1, 2 * i + 2)
+        reach[2 * i + 1], reach[2 * i + 2] = reach[i][col <= t], reach[i][col > t]
+    for i in range(31, 63):
+        nodes[i] = Leaf(trained.classes[i % len(trained.classes)])
+    assert min(len(reach[i]) for i in range(31, 63)) >= 5  # every split sends problems both ways
+    wide = TreeIR(names, trained.classes, tuple(nodes)).validate()
+    f = FEATURE_NAMES.index
+    router = TreeIR(trained.feature_names, ("t", "w"), (Split(f("K"), 64, 1, 2), Leaf("t"), Leaf("w"))).validate()
+    g = graft(router, {"t": trained, "w": wide}, classes=trained.classes, meta=trained.meta)
+    assert g.feature_names == names
+    models_dir = tmp_path / "models"
+    models_dir.mkdir()
+    path = models_dir / f"synthetic-{fam}.tree.json"
+    g.save(path)
+    header = export_models_dir(models_dir, "synthetic", tmp_path / "export")
+    exe = compile_driver(driver_source(header, namespace_name("synthetic"), (fam,)), tmp_path / "driver", [*WARN, "-O1"])
+    valid = 0
+    for (_, args), (ci, cname, cc) in zip(rows, run_driver(exe, rows)):
+        py = python_result(path, args)
+        assert ci == py and cc == python_candidates(path, args), args
+        if py >= 0:
+            valid += 1
+            assert cname == g.predict(compute(dict(zip(ARGS, args))))
+    assert valid > 1000
+
+
+def _valid(args: Sequence[int]) -> bool:
+    try:
+        validate(dict(zip(ARGS, args)))
+    except ValueError:
+        return False
+    return True

@@ -17,7 +17,7 @@ import pytest
 
 from predictor import selector
 from predictor.config import FAMILY_SPECS, Family, KernelConfig
-from predictor.features import ARGS, FEATURE_NAMES, LIMITS, compute, validate
+from predictor.features import ARGS, FEATURE_NAMES, FEATURE_SETS, LIMITS, compute, validate
 from predictor.model_key import Choice, model_key
 from predictor.tree_ir import Leaf, Split, TreeIR, compose
 
@@ -48,7 +48,10 @@ def test_pointwise_is_what_the_gemm_family_implements() -> None:
         assert pw == int(spec.implements(a["R"], a["S"], a["stride"], a["pad"], a["dilation"])), a
         seen[pw] += 1
     assert seen[0] > 1000 and seen[1] > 500
-    assert FEATURE_NAMES[-1] == "pointwise"
+    # appended last to the features of its time (the models trained before it kept their indices); a feature set
+    # is the start of the feature list, so every set holds it at the same index
+    assert FEATURE_SETS["base"][-1] == "pointwise"
+    assert all(names[:len(FEATURE_SETS["base"])] == FEATURE_SETS["base"] for names in FEATURE_SETS.values())
 
 
 def test_a_choice_may_hold_a_partial_family() -> None:
@@ -100,6 +103,9 @@ def test_compose_puts_a_root_split_over_two_trees() -> None:
     assert [ir.predict(v) for v in ((0, 0), (9, 0), (0, 1), (9, 5))] == ["x", "y", "z", "z"]
     with pytest.raises(ValueError, match="different features"):
         compose(left, TreeIR(("a", "c"), ("z",), (Leaf("z"),)), 1, 0)
+    wide = compose(left, TreeIR(("a", "b", "c"), ("z", "w"), (Split(2, 0, 1, 2), Leaf("z"), Leaf("w"))).validate(), 1, 0)
+    assert wide.feature_names == ("a", "b", "c")
+    assert [wide.predict(v) for v in ((0, 0, 5), (9, 0, 5), (0, 1, 0), (0, 1, 5))] == ["x", "y", "z", "w"]
 
 
 # --------------------------------------------------------------------------- training

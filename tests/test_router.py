@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from predictor.features import FEATURE_SETS
 from predictor.model_key import model_key
 from predictor.portfolio import best_of, family_table
 from predictor.route import ROUTER_DEPTHS, ROUTER_MIN_LEAF, fit_router, route_ir
@@ -32,7 +33,8 @@ def members(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
                      "--max-portfolio", "4", "--quiet"]) == 0
     irs = {fam: TreeIR.load(d / "m" / f"synthetic-{fam}.tree.json") for fam in MEMBERS}
     table = family_table(df, model_key(CHOICE)).table
-    return SimpleNamespace(irs=irs, table=table, X=table.features().to_numpy(dtype=np.int64))
+    base = len(FEATURE_SETS["base"])  # what the members read
+    return SimpleNamespace(irs=irs, table=table, X=table.features().to_numpy(dtype=np.int64)[:, :base])
 
 
 def test_router_sends_each_problem_to_a_member_model(members) -> None:
@@ -113,7 +115,7 @@ def test_a_routed_choice_answers_its_router_and_members(routed) -> None:
     assert ir.meta["hyperparameters"]["route"] == list(MEMBERS)
     assert ir.meta["router"]["members"] == {f: file_sha256(m / f"synthetic-{f}.tree.json") for f in MEMBERS}
     table = family_table(routed.df, model_key(GEMM_CHOICE)).table
-    X = table.features().to_numpy(dtype=np.int64)
+    X = table.features().to_numpy(dtype=np.int64)[:, :len(FEATURE_SETS["base"])]
     pw = X[:, FEATURE_NAMES.index("pointwise")] > 0
     assert pw.any() and (~pw).any()
     sent = model.router.predict(X[~pw])
@@ -185,7 +187,7 @@ def test_keep_pointwise_keeps_the_choices_own_tree_on_1x1_problems(routed, tmp_p
     model = joblib.load(tmp_path / f"synthetic-{CHOICE}.joblib")["model"]
     assert ir.meta["router"]["keep_pointwise"] is True and model.pointwise is not None
     table = family_table(routed.df, model_key(CHOICE)).table
-    X = table.features().to_numpy(dtype=np.int64)
+    X = table.features().to_numpy(dtype=np.int64)[:, :len(FEATURE_SETS["base"])]
     pw = X[:, FEATURE_NAMES.index("pointwise")] > 0
     assert [ir.predict(x) for x in X[pw].tolist()] == list(model.pointwise.predict(X[pw]))
     irs = {f: TreeIR.load(tmp_path / f"synthetic-{f}.tree.json") for f in MEMBERS}
@@ -195,3 +197,43 @@ def test_keep_pointwise_keeps_the_choices_own_tree_on_1x1_problems(routed, tmp_p
     assert main([*base[:-3], "--models-dir", str(plain), "--no-export"]) == 0
     m2 = joblib.load(plain / f"synthetic-{CHOICE}.joblib")["model"]
     assert m2.pointwise is None and "keep_pointwise" not in TreeIR.load(plain / f"synthetic-{CHOICE}.tree.json").meta["router"]
+
+
+def test_a_member_over_more_features(routed, tmp_path) -> None:
+    """``--features tiles`` for one member: its file names the larger set; the routed choice (its router on the
+    choice's own ``base`` features) reads the members' features, answers each routed member's own answer, and
+    retrains byte for byte; ``predictor.lono --features`` names the set in its report."""
+    import shutil
+
+    import joblib
+
+    from predictor.lono import main as lono
+    from predictor.train import main
+
+    base = [str(routed.sweep), "--max-portfolio", "4", "--quiet", "--no-export"]
+    for out in ("a", "b"):
+        d = tmp_path / out
+        d.mkdir()
+        shutil.copy(routed.d / "m" / "synthetic-f16nhwc.tree.json", d)
+        assert main([*base, "--family", "f16nhwc90", "--features", "tiles", "--models-dir", str(d)]) == 0
+        assert main([*base, "--family", CHOICE, "--route", *MEMBERS, "--models-dir", str(d)]) == 0
+    wide = TreeIR.load(tmp_path / "a" / "synthetic-f16nhwc90.tree.json")
+    assert wide.feature_names == FEATURE_SETS["tiles"] and wide.meta["hyperparameters"]["features"] == "tiles"
+    assert wide.meta["feature_names"] == list(FEATURE_SETS["tiles"])
+    assert "features: `tiles`" in (tmp_path / "a" / "synthetic-f16nhwc90.summary.md").read_text()
+    ir = TreeIR.load(tmp_path / "a" / f"synthetic-{CHOICE}.tree.json")
+    assert ir.feature_names == FEATURE_SETS["tiles"] and "features" not in ir.meta["hyperparameters"]
+    model = joblib.load(tmp_path / "a" / f"synthetic-{CHOICE}.joblib")["model"]
+    assert model.router.n_features_in_ == len(FEATURE_SETS["base"])
+    irs = {f: TreeIR.load(tmp_path / "a" / f"synthetic-{f}.tree.json") for f in MEMBERS}
+    X = family_table(routed.df, model_key(CHOICE)).table.features().to_numpy(dtype=np.int64)
+    sent = model.router.predict(X[:, :len(FEATURE_SETS["base"])])
+    assert set(sent) == set(MEMBERS)
+    assert all(ir.predict(x) == irs[f].predict(x) for x, f in zip(X.tolist(), sent))
+    assert list(model.predict(X)) == ir.predict_many(X.tolist())
+    for f in sorted((tmp_path / "a").iterdir()):
+        assert f.read_bytes() == (tmp_path / "b" / f.name).read_bytes(), f.name
+    small = ["--groups", "2", "--kind", "repick", "--max-portfolio", "4", "--k-grid", "4", "--folds", "3"]
+    assert lono([str(routed.sweep), "--family", "f16nhwc90", *small, "--features", "tiles",
+                 "--out", str(tmp_path / "lono")]) == 0
+    assert "the trees read the feature set `tiles`" in (tmp_path / "lono" / "REPORT.md").read_text()

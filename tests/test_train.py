@@ -12,7 +12,7 @@ import pytest
 from synthetic import make_sweep
 
 from predictor.config import Family, KernelConfig
-from predictor.features import FEATURE_NAMES, compute
+from predictor.features import FEATURE_NAMES, FEATURE_SETS, compute
 from predictor.portfolio import (
     ShapeTable, best_single, greedy_portfolio, metrics, picked_times, portfolio_targets,
 )
@@ -32,7 +32,7 @@ def test_outputs_exist_and_metadata(synthetic_models) -> None:
         meta = blob["meta"]
         assert meta["sweep_sha256"] == sha
         assert meta["family"] == fam and meta["gpu"] == "synthetic" and meta["sms"] == 132
-        assert meta["feature_names"] == list(FEATURE_NAMES)
+        assert meta["feature_names"] == list(FEATURE_SETS["base"])
         assert 1 <= len(meta["hyperparameters"]["grown_on"]) <= 12  # --max-portfolio (default 12)
         assert set(meta["hyperparameters"]) >= {"kind", "k", "max_depth", "min_samples_leaf"}
         assert {"sklearn", "numpy"} <= set(meta["versions"])

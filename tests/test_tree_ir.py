@@ -192,6 +192,12 @@ def test_graft_shares_each_member_once() -> None:
         graft(router, {"A": a})
     with pytest.raises(TreeIRError, match="different features"):
         graft(router, {"A": a, "B": TreeIR(("x", "z"), b.classes, b.nodes)})
+    # a member over more features (a larger feature set, whose start is the router's): the graft reads them all
+    wide = TreeIR(("x", "y", "w"), b.classes, (Split(2, 3, 1, 2), Leaf("c"), Leaf("b"))).validate()
+    gw = graft(router, {"A": a, "B": wide})
+    assert gw.feature_names == ("x", "y", "w")
+    for v in ((11, 0, 1), (11, 0, 9), (0, 1, 1), (0, 0, 9)):
+        assert gw.predict(v) == (wide.predict(v) if v[0] > 10 or v[1] > 0 else a.predict(v[:2]))
     with pytest.raises(TreeIRError, match="one leaf"):
         graft(_ir([Leaf("A")], classes=("A",)), {"A": a})
     with pytest.raises(TreeIRError, match="not in the portfolio"):

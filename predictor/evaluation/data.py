@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import Family, KernelConfig
-from ..features import DEFAULT_SMS, LIMITS
+from ..features import DEFAULT_FEATURE_SET, DEFAULT_SMS, FEATURE_SETS, LIMITS
 from ..fitting import DEPTH_GRID, MIN_LEAF_GRID, WEIGHTINGS
 from ..portfolio import ShapeTable, TrainError, build_table, eligible_rows
 
@@ -119,5 +119,6 @@ def load_family(df: pd.DataFrame, family: Family) -> FamilyData:
     gemm = feats[["gemm_m", "gemm_n", "gemm_k"]].to_numpy(dtype=np.int64)
     net = np.array([any(s.startswith(p) for p in HOLDOUT_PREFIXES) for s in table.sources], dtype=bool)
     return FamilyData(family, fam_rows, table, dropped, sms, gpus[0],
-                      [KernelConfig.from_name(c) for c in table.configs], gemm, feats.to_numpy(dtype=np.int64), net,
+                      [KernelConfig.from_name(c) for c in table.configs], gemm,
+                      feats.to_numpy(dtype=np.int64)[:, :len(FEATURE_SETS[DEFAULT_FEATURE_SET])], net,
                       int(fam_rows["config"].nunique()))
