@@ -42,6 +42,7 @@ deepest fitted tree (a node's own answer at the cut), the chosen combination is 
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -163,8 +164,6 @@ def _teacher_predictions(X: np.ndarray, regret: np.ndarray, seed: int, copies: i
     """(training problems + ``copies`` perturbed copies of each, the teacher's predicted log-regret of each
     config): ``distill``'s forest, or with the configs' names the cost model (``near``: its weighting); cached
     per (X, regret, seed, configs, copies, near), since a cross-validation fold refits only the student."""
-    import hashlib
-
     key = hashlib.sha256(X.tobytes() + regret.tobytes()
                          + str((X.shape, regret.shape, seed, tuple(configs), copies, near)).encode()).hexdigest()
     if key not in _TEACHER_CACHE:
@@ -400,13 +399,19 @@ class CVResult:
 
 
 def _map(fn: Any, items: Sequence[Any], threads: int) -> list[Any]:
-    """``[fn(x) for x in items]`` on up to ``threads`` threads (scikit-learn fits release the GIL)."""
+    """``[fn(x) for x in items]`` on up to ``threads`` threads (scikit-learn fits release the GIL), each with one
+    OpenMP thread (the cost teacher's): a pool of every core per thread crawls, oversubscribed."""
     if threads <= 1 or len(items) <= 1:
         return [fn(x) for x in items]
     from concurrent.futures import ThreadPoolExecutor
 
+    from threadpoolctl import threadpool_limits
+
+    def one(x: Any) -> Any:
+        with threadpool_limits(limits=1, user_api="openmp"):  # this thread's OpenMP setting only
+            return fn(x)
     with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
-        return list(pool.map(fn, items))
+        return list(pool.map(one, items))
 
 
 def cross_validate(table: ShapeTable, X: np.ndarray, *, k_grid: Sequence[int], depth_grid: Sequence[int],

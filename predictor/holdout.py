@@ -1,7 +1,7 @@
 """The shipped models scored on network layers the project never trained on.
 
     python -m predictor.holdout SWEEP [SWEEP ...] --layers-dir bench/holdout/layers [--gpu h200]
-        [--family KEY ...] --out reports/holdout
+        [--family KEY ...] [--models-dir DIR --run h200] --out reports/holdout
 
 ``SWEEP``: whole-grid sweeps of held-out layers (``python -m predictor.collect --layers ...``, every
 config of each family measured); ``--layers-dir``: their ``--layers`` CSVs, one per network
@@ -17,6 +17,9 @@ families were all swept is scored as shipped (``models/<gpu>-<key>.tree.json``, 
   (first-call tuning; none: what the static path runs);
   **bound** = the best of the model's own configs;
 * each layer is marked **new shape** when no training sweep of the run holds its shape (any source).
+
+``--models-dir DIR --run h200`` scores models that are not shipped (an experiment's, trained as the run
+``h200`` under the slug ``--gpu``, e.g. ``predictor.train --slug``) the same way.
 
 Writes ``REPORT.md`` (per key: a row per network, all layers, new shapes, above and at or below 8
 GFLOP) and ``layers.csv``.  Deterministic for given files.
@@ -40,7 +43,7 @@ from .model_key import CLI_HELP, Key, cli_model_key, model_key
 from .portfolio import TrainError, best_of, family_table, picked_times
 from .resources import source_root
 from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256
-from .selector import load_model, model_path
+from .selector import LoadedModel, _load_path, load_model, model_path
 from .shapes import read_layers_csv
 
 _LOG = logging.getLogger(__name__)
@@ -90,10 +93,11 @@ def dispatched(candidates: Sequence[str], configs: Sequence[str], refused: set[s
 
 
 def score_key(df: pd.DataFrame, key: Key, gpu: str, nets: dict[str, list[str]], trained: dict[str, set[str]],
-              target: str | None = None) -> pd.DataFrame:
-    """One row per (layer, network) of ``key``'s held-out table, scored with the shipped model."""
+              target: str | None = None, models: Path | None = None) -> pd.DataFrame:
+    """One row per (layer, network) of ``key``'s held-out table, scored with the shipped model of slug ``gpu``
+    (``models``: ``<gpu>-<key>.tree.json`` of that folder instead)."""
     table = family_table(df, key, target).table
-    model = load_model(gpu, key)
+    model = _model(gpu, key, models)
     X = table.features().to_numpy(dtype=np.int64).tolist()
     index = {c: j for j, c in enumerate(table.configs)}
     missing = sorted(set(model.ir.classes) - set(index))
@@ -165,12 +169,25 @@ def report_markdown(layers: pd.DataFrame, *, command: str, sweeps: Sequence[tupl
     return "\n".join(lines) + "\n"
 
 
+def _model(gpu: str, key: Key, models: Path | None) -> LoadedModel:
+    if models is None:
+        return load_model(gpu, key)
+    return _load_path(str(_path(gpu, key, models)))
+
+
+def _path(gpu: str, key: Key, models: Path | None) -> Path:
+    return model_path(gpu, key) if models is None else models / f"{gpu}-{key.value}.tree.json"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m predictor.holdout", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sweep", type=Path, nargs="+", help="whole-grid sweeps of the held-out layers")
     p.add_argument("--layers-dir", type=Path, required=True, help="the held-out layers' CSVs, one per network")
     p.add_argument("--gpu", default="h200", help="shipped run (models/<gpu>-<key>.tree.json) to score")
+    p.add_argument("--models-dir", type=Path, help="score <DIR>/<gpu>-<key>.tree.json instead (models not shipped)")
+    p.add_argument("--run", help="the shipped run those models were trained as (its sweeps mark the new shapes, its "
+                                 "target picks the rows; default: --gpu)")
     p.add_argument("--family", type=cli_model_key, action="append", metavar="FAMILY",
                    help="only this model key (repeatable; default: the run's keys whose families were swept): "
                         + CLI_HELP)
@@ -187,9 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging()
     runs = {r.slug: r for r in SHIPPED_RUNS}
-    if args.gpu not in runs:
-        raise SystemExit(f"predictor.holdout: error: --gpu {args.gpu!r} is not a shipped run ({sorted(runs)})")
-    run = runs[args.gpu]
+    if (args.run or args.gpu) not in runs:
+        which = f"--run {args.run!r}" if args.run else f"--gpu {args.gpu!r}"
+        raise SystemExit(f"predictor.holdout: error: {which} is not a shipped run ({sorted(runs)})")
+    run = runs[args.run or args.gpu]
     root = source_root()
     try:
         df, described = load_sweeps(args.sweep)
@@ -197,18 +215,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_fams = sorted({str(f) for p in run.sweeps for f in pd.read_parquet(root / p, columns=["family"])["family"].unique()})
         keys = [model_key(k) for k in (args.family or (*run_fams, *run.choices))]
         if not args.family:  # the run's shipped models whose families were all swept
-            keys = [k for k in keys if all(f.value in present for f in k.families) and model_path(args.gpu, k).exists()]
+            keys = [k for k in keys if all(f.value in present for f in k.families)
+                    and _path(args.gpu, k, args.models_dir).exists()]
         if not keys:
             raise TrainError(f"no model key of run {args.gpu!r} has all its families in the sweeps ({sorted(present)})")
         nets = layer_networks(args.layers_dir)
         trained = training_keys([root / p for p in run.sweeps])
-        layers = pd.concat([score_key(df, k, args.gpu, nets, trained, run.target) for k in keys], ignore_index=True)
+        layers = pd.concat([score_key(df, k, args.gpu, nets, trained, run.target, args.models_dir) for k in keys],
+                           ignore_index=True)
     except (SweepFormatError, TrainError, FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"predictor.holdout: error: {exc}") from exc
     args.out.mkdir(parents=True, exist_ok=True)
     layers.to_csv(args.out / "layers.csv", index=False, float_format="%.6g")
     command = "python -m predictor.holdout " + " ".join(shlex.quote(a) for a in argv)
-    models = [model_path(args.gpu, k).relative_to(root) for k in keys]
+    models = [_path(args.gpu, k, args.models_dir) for k in keys]
+    models = [p.resolve().relative_to(root) if p.resolve().is_relative_to(root) else p for p in models]
     (args.out / "REPORT.md").write_text(report_markdown(layers, command=command, sweeps=described, models=models,
                                                         big_gflop=args.big_gflop))
     _LOG.info("wrote %s and %s", args.out / "REPORT.md", args.out / "layers.csv")

@@ -202,6 +202,15 @@ def _task(args: tuple[ShapeTable, np.ndarray, list[str], Settings, str, int]
     return evaluate_network(*args)
 
 
+def _one_openmp_thread() -> None:
+    """A ``--jobs`` worker's start: one OpenMP / BLAS thread, so that the processes (and their ``threads``)
+    share the cores instead of each spinning up a pool of its own (oversubscribed OpenMP crawls)."""
+    import sklearn.ensemble  # noqa: F401  (loads the OpenMP runtime, so that the limit below finds it)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+
+
 def _part_path(parts: Path, task: tuple[ShapeTable, np.ndarray, list[str], Settings, str, int], i: int) -> Path:
     """Where held-out group ``i``'s records are kept: named by its family, position and a hash of
     everything its result depends on (the table's problems, configs and times, the features, the
@@ -246,9 +255,14 @@ def _run_tasks(tasks: list[tuple[ShapeTable, np.ndarray, list[str], Settings, st
     todo = [i for i in range(len(tasks)) if i not in done and (only is None or i in only)]
     n_read = len(done)
     if jobs > 1 and len(todo) > 1:
+        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+        # spawned, not forked: a child forked after the parent ran OpenMP (scikit-learn's histogram
+        # gradient boosting, the cost teacher) hangs in its first OpenMP region
+        spawn = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=spawn,
+                                 initializer=_one_openmp_thread) as pool:
             futures = {pool.submit(_task, tasks[i]): i for i in todo}
             for fut in as_completed(futures):
                 keep(futures[fut], fut.result())

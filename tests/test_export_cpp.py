@@ -431,7 +431,6 @@ def test_compiles_without_optional_flags(header: Path, synthetic_models, tmp_pat
 def test_a_grafted_model_compiles_and_agrees(synthetic_models, tmp_path: Path) -> None:
     """A model whose router leaves share member subtrees (:func:`predictor.tree_ir.graft`): the header writes
     each shared subtree once (a lambda), stays a constant expression and answers what the Python selector does."""
-    from predictor.export_cpp import export_models_dir
     from predictor.tree_ir import Leaf, graft
 
     fam = "f16nhwc"
@@ -443,14 +442,22 @@ def test_a_grafted_model_compiles_and_agrees(synthetic_models, tmp_path: Path) -
                                                         Leaf("t"), Leaf("o"))).validate()
     g = graft(router, {"t": trained, "o": other}, classes=trained.classes, meta=trained.meta)
     assert g.shared
+    header = _export_and_compare(g, fam, random_rows(fam, 3000, seed=5), tmp_path)
+    assert header.read_text().count("[&]() -> int {") == 2 * len(g.shared)  # select_ and candidates_
+
+
+def _export_and_compare(model: TreeIR, fam: str, rows: Sequence[Row], tmp_path: Path) -> Path:
+    """Save ``model`` as ``fam``'s only model, export its header, compile a driver with warnings as errors and
+    check that on ``rows`` the header answers what the Python selector answers and, where a problem is valid
+    (over 1000 of them must be), what the IR predicts; returns the header."""
+    from predictor.export_cpp import export_models_dir
+
     models_dir = tmp_path / "models"
     models_dir.mkdir()
-    g.save(models_dir / f"synthetic-{fam}.tree.json")
-    header = export_models_dir(models_dir, "synthetic", tmp_path / "export")
-    assert header.read_text().count("[&]() -> int {") == 2 * len(g.shared)  # select_ and candidates_
-    exe = compile_driver(driver_source(header, namespace_name("synthetic"), (fam,)), tmp_path / "driver", [*WARN, "-O1"])
-    rows = random_rows(fam, 3000, seed=5)
     path = models_dir / f"synthetic-{fam}.tree.json"
+    model.save(path)
+    header = export_models_dir(models_dir, "synthetic", tmp_path / "export")
+    exe = compile_driver(driver_source(header, namespace_name("synthetic"), (fam,)), tmp_path / "driver", [*WARN, "-O1"])
     valid = 0
     for (_, args), (ci, cname, cc) in zip(rows, run_driver(exe, rows)):
         py = python_result(path, args)
@@ -458,8 +465,10 @@ def test_a_grafted_model_compiles_and_agrees(synthetic_models, tmp_path: Path) -
         if py >= 0:
             valid += 1
             feats = compute(dict(zip(ARGS, args)))
-            assert cname == g.predict(feats) and cc == tuple(g.classes.index(c) for c in g.candidates(feats))
+            assert cname == model.predict(feats)
+            assert cc == tuple(model.classes.index(c) for c in model.candidates(feats))
     assert valid > 1000
+    return header
 
 
 def test_a_model_over_the_tiles_features_compiles_and_agrees(synthetic_models, tmp_path: Path) -> None:
@@ -467,7 +476,6 @@ def test_a_model_over_the_tiles_features_compiles_and_agrees(synthetic_models, t
     31 features beyond ``base``), grafted beside a trained ``base`` model: the header computes every such feature as
     Python does (a wrong expression would send about half the problems reaching its split the other way) and answers
     what the Python selector and the IR answer."""
-    from predictor.export_cpp import export_models_dir
     from predictor.features import FEATURE_SETS
     from predictor.tree_ir import Leaf, graft
 
@@ -494,20 +502,7 @@ def test_a_model_over_the_tiles_features_compiles_and_agrees(synthetic_models, t
     router = TreeIR(trained.feature_names, ("t", "w"), (Split(f("K"), 64, 1, 2), Leaf("t"), Leaf("w"))).validate()
     g = graft(router, {"t": trained, "w": wide}, classes=trained.classes, meta=trained.meta)
     assert g.feature_names == names
-    models_dir = tmp_path / "models"
-    models_dir.mkdir()
-    path = models_dir / f"synthetic-{fam}.tree.json"
-    g.save(path)
-    header = export_models_dir(models_dir, "synthetic", tmp_path / "export")
-    exe = compile_driver(driver_source(header, namespace_name("synthetic"), (fam,)), tmp_path / "driver", [*WARN, "-O1"])
-    valid = 0
-    for (_, args), (ci, cname, cc) in zip(rows, run_driver(exe, rows)):
-        py = python_result(path, args)
-        assert ci == py and cc == python_candidates(path, args), args
-        if py >= 0:
-            valid += 1
-            assert cname == g.predict(compute(dict(zip(ARGS, args))))
-    assert valid > 1000
+    _export_and_compare(g, fam, rows, tmp_path)
 
 
 def _valid(args: Sequence[int]) -> bool:

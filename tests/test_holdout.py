@@ -65,6 +65,17 @@ def test_cli_report(tmp_path: Path) -> None:
         main([str(SWEEP), "--layers-dir", str(tmp_path), "--out", str(out)])
     with pytest.raises(SystemExit, match="not a shipped run"):
         main([str(SWEEP), "--layers-dir", str(LAYERS), "--gpu", "nope", "--out", str(out)])
+    # a model not shipped (an experiment's slug, in a folder of its own) trained as the run h200: scored alike
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "exp-f16nhwc90.tree.json").write_bytes((ROOT / "models" / "h200-f16nhwc90.tree.json").read_bytes())
+    exp = tmp_path / "exp"
+    args = [str(SWEEP), "--layers-dir", str(LAYERS), "--gpu", "exp", "--models-dir", str(models), "--out", str(exp)]
+    with pytest.raises(SystemExit, match="--gpu 'exp' is not a shipped run"):
+        main(args)
+    assert main([*args, "--run", "h200"]) == 0
+    assert (exp / "layers.csv").read_text() == (out / "layers.csv").read_text()
+    assert str(models / "exp-f16nhwc90.tree.json") in (exp / "REPORT.md").read_text()
 
 
 def test_scores_the_config_the_dispatcher_runs() -> None:

@@ -83,9 +83,13 @@ def test_choices_ignore_held_out_timings(data) -> None:
 
 
 def test_deterministic(data) -> None:
+    """Two fits agree, and ``jobs`` processes (spawned: each fits its own cost teacher, whose OpenMP would hang
+    in a child forked after the parent ran it) give what one process gives."""
     df, _ = data
-    a = evaluate_family(df, FAM, SMALL)
-    b = evaluate_family(df, FAM, SMALL, jobs=2)
+    some = Settings(kinds=("class", "blend"), max_portfolio=6, folds=3, depth_grid=(2, 4), min_leaf_grid=(2,),
+                    weightings=("regret",))
+    a = evaluate_family(df, FAM, some, threads=2)  # the parent runs OpenMP before the children start
+    b = evaluate_family(df, FAM, some, jobs=2)
     pd.testing.assert_frame_equal(a[0], b[0])
     pd.testing.assert_frame_equal(a[1], b[1])
     table = family_table(df, FAM).table
