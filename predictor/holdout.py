@@ -43,8 +43,9 @@ from .model_key import CLI_HELP, Key, cli_model_key, model_key
 from .portfolio import TrainError, best_of, family_table, picked_times
 from .resources import source_root
 from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256
-from .selector import LoadedModel, _load_path, load_model, model_path
+from .selector import LoadedModel, load_model, model_path
 from .shapes import read_layers_csv
+from .tree_ir import TreeIR
 
 _LOG = logging.getLogger(__name__)
 
@@ -172,7 +173,8 @@ def report_markdown(layers: pd.DataFrame, *, command: str, sweeps: Sequence[tupl
 def _model(gpu: str, key: Key, models: Path | None) -> LoadedModel:
     if models is None:
         return load_model(gpu, key)
-    return _load_path(str(_path(gpu, key, models)))
+    path = _path(gpu, key, models)
+    return LoadedModel.from_ir(TreeIR.load(path), str(path))
 
 
 def _path(gpu: str, key: Key, models: Path | None) -> Path:

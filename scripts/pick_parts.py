@@ -5,13 +5,13 @@ stages, epilogue, warp shape), so score = tile x rest.
 
     python scripts/pick_parts.py > reports/holdout/h200/pick-parts.md
 """
-import re
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from predictor.config import KernelConfig
 from predictor.lono import load_sweeps
 from predictor.model_key import model_key
 from predictor.portfolio import family_table
@@ -44,7 +44,7 @@ def main() -> None:
         t = family_table(df, model_key(key)).table
         T = np.asarray(t.times, dtype=float)
         cfg = list(t.configs)
-        tile = [re.search(r"_t(\d+x\d+x\d+)_", c).group(1) for c in cfg]
+        tile = [KernelConfig.from_name(c).tb for c in cfg]
         idx = {str(k): i for i, k in enumerate(t.keys)}
         rows = []
         for r in lay[lay["model"] == key].drop_duplicates("shape_key").itertuples():
