@@ -41,7 +41,7 @@ from .cli import setup_logging
 from .lono import BIG_GFLOP, NET_PREFIX, _cell, _summ, gflop, load_sweeps
 from .model_key import CLI_HELP, Key, cli_model_key, model_key
 from .portfolio import TrainError, best_of, family_table, picked_times
-from .resources import source_root
+from .resources import models_dir, source_root
 from .schema import SHAPE_COLUMNS, SweepFormatError, file_sha256
 from .selector import LoadedModel, load_model, model_path
 from .shapes import read_layers_csv
@@ -220,7 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             keys = [k for k in keys if all(f.value in present for f in k.families)
                     and _path(args.gpu, k, args.models_dir).exists()]
         if not keys:
-            raise TrainError(f"no model key of run {args.gpu!r} has all its families in the sweeps ({sorted(present)})")
+            raise TrainError(f"no model key of run {run.slug!r} has all its families in the sweeps ({sorted(present)}) "
+                             f"and a model {args.models_dir or models_dir()}/{args.gpu}-<key>.tree.json")
         nets = layer_networks(args.layers_dir)
         trained = training_keys([root / p for p in run.sweeps])
         layers = pd.concat([score_key(df, k, args.gpu, nets, trained, run.target, args.models_dir) for k in keys],

@@ -74,6 +74,8 @@ def test_cli_report(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="--gpu 'exp' is not a shipped run"):
         main(args)
     assert main([*args, "--run", "h200"]) == 0
+    with pytest.raises(SystemExit, match=r"no model key of run 'h200'.* and a model .*/none/exp-<key>\.tree\.json"):
+        main([*args[:-3], str(tmp_path / "none"), "--run", "h200", "--out", str(exp)])
     assert (exp / "layers.csv").read_text() == (out / "layers.csv").read_text()
     assert str(models / "exp-f16nhwc90.tree.json") in (exp / "REPORT.md").read_text()
 
