@@ -43,21 +43,13 @@ from .fitting import POINTWISE
 from .lono import Settings, load_sweeps, lono_split, network_groups, networks, report_markdown
 from .model_key import model_key
 from .portfolio import TrainError, family_table
+from .report_header import report_command
 from .route import ROUTER_CV_GROUPS, family_best, fit_router
 from .schema import SweepFormatError, file_sha256
 
 _LOG = logging.getLogger(__name__)
 KIND = "route"
 KEY = ["network", "shape_key"]
-
-
-def report_command(report: Path) -> list[str]:
-    """The ``predictor.lono`` command a report was generated with (its fifth line), as arguments."""
-    lines = (report / "REPORT.md").read_text().splitlines()
-    cmd = lines[4].split() if len(lines) > 4 else []
-    if cmd[:3] != ["python", "-m", "predictor.lono"]:
-        raise TrainError(f"{report}/REPORT.md: not a predictor.lono report (no command on its fifth line)")
-    return cmd[3:]
 
 
 def _option(cmd: Sequence[str], name: str, default: str | None = None) -> str | None:
@@ -78,7 +70,7 @@ def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool
              ) -> tuple[pd.DataFrame, pd.DataFrame, list, str]:
     """(per-layer rows, per-fold rows, the sweeps read, the choice's key) of the routed choice (``keep_pointwise``: a
     choice without a GEMM family whose pointwise layers keep its own tree, ``predictor.train --keep-pointwise``)."""
-    cmd = report_command(choice)
+    cmd = report_command(choice, "predictor.lono")
     key = model_key(str(_option(cmd, "--family")))
     target = _option(cmd, "--target")
     n_groups = int(_option(cmd, "--groups", "0"))  # type: ignore[arg-type]
@@ -139,7 +131,7 @@ def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool
 
 def kinds_line(choice: Path, members: dict[str, Path], keep_pointwise: bool = False) -> str:
     """The report's ``- model kinds`` line (how the routed model's parts were chosen), and the reports it read."""
-    cmd = report_command(choice)
+    cmd = report_command(choice, "predictor.lono")
     return ("- model kinds: `route`: a router tree (`predictor.route.fit_router`; depth and minimum leaf by 5-fold "
             "CV inside each fold's training problems, each network's layers kept in one CV fold) sends a layer to "
             "one member, whose pick is that member's leave-out pick for the layer ("
@@ -181,9 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     members = {m.split("=", 1)[0]: Path(m.split("=", 1)[1]) for m in args.member}
     try:
         layers, folds, described, _ = evaluate(args.choice, members, args.keep_pointwise)
-    except (SweepFormatError, TrainError, FileNotFoundError) as exc:
+    except (SweepFormatError, TrainError, FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"predictor.route_lono: error: {exc}") from exc
-    cmd = report_command(args.choice)
+    cmd = report_command(args.choice, "predictor.lono")
     settings = Settings(kinds=(KIND,), groups=int(_option(cmd, "--groups", "0")))  # type: ignore[arg-type]
     args.out.mkdir(parents=True, exist_ok=True)
     layers.to_csv(args.out / "layers.csv", index=False, float_format="%.6g")
@@ -195,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["evaluate", "held_out_groups", "kinds_line", "report_command", "main"]
+__all__ = ["evaluate", "held_out_groups", "kinds_line", "main"]
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

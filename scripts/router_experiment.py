@@ -39,6 +39,7 @@ from predictor import features  # noqa: E402
 from predictor.lono import load_sweeps, lono_split, network_groups, networks  # noqa: E402
 from predictor.model_key import model_key  # noqa: E402
 from predictor.portfolio import best_of, family_table, metrics  # noqa: E402
+from predictor.report_header import report_sweeps  # noqa: E402
 from predictor.shipped import SHIPPED_RUNS  # noqa: E402
 from predictor.route import fit_router, route_ir  # noqa: E402
 from predictor.tree_ir import Leaf, TreeIR  # noqa: E402
@@ -108,8 +109,7 @@ def run_case(choice: str, lono_dir: str, member_dirs: dict[str, str], cv_groups:
     pw = features.FEATURE_NAMES.index("pointwise")
 
     # ---- leave-out: the choice report's sweeps and groups, the members' leave-out picks
-    lono_cmd = (ROOT / f"reports/lono/{lono_dir}/REPORT.md").read_text().splitlines()[4].split()
-    df, _ = load_sweeps([ROOT / p for p in lono_cmd if p.endswith(".parquet")])
+    df, _ = load_sweeps([ROOT / p for p in report_sweeps(ROOT / f"reports/lono/{lono_dir}", "predictor.lono")])
     table = family_table(df, model_key(choice), None).table
     X = table.features().to_numpy(dtype=np.int64)
     best = np.stack([best_of(table, p) for p in ports], axis=1)

@@ -17,6 +17,7 @@ from predictor.holdout import layer_networks, score_key, training_keys
 from predictor.lono import load_sweeps
 from predictor.model_key import model_key
 from predictor.portfolio import metrics
+from predictor.report_header import report_sweeps
 from predictor.shipped import SHIPPED_RUNS
 
 run = SHIPPED_RUNS[0]
@@ -28,8 +29,7 @@ if sys.argv[1:2] == ["--train"]:
         print(shlex.join(cmd[1:]), flush=True)
         subprocess.run(cmd, check=True)
     sys.exit(0)
-line = Path("reports/holdout/h200/REPORT.md").read_text().splitlines()[4].split()
-df, _ = load_sweeps([Path(a) for a in line[3:] if a.endswith(".parquet")])
+df, _ = load_sweeps(report_sweeps("reports/holdout/h200/REPORT.md", "predictor.holdout"))
 nets = layer_networks(Path("bench/holdout/layers"))
 trained = training_keys([Path(p) for p in run.sweeps])
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from predictor import results
+from predictor.report_header import header_lines, report_command, report_date, report_sweeps
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,3 +125,36 @@ def test_check_fails_on_a_stale_block_and_write_fixes_it(tmp_path):
     assert readme.read_text().startswith("intro\n") and readme.read_text().endswith(f"{results.END}\nrest\n")
     (tmp_path / "plain.md").write_text("no block\n")
     assert results.main(["--check", str(tmp_path / "plain.md")]) == 2
+
+
+def test_every_shipped_report_names_its_command_and_sweeps():
+    """The shared header reader (predictor.report_header) reads every committed leave-out and held-out report:
+    its generator, existing sweep files and a date."""
+    reports = sorted(ROOT.glob("reports/lono/*/REPORT.md")) + sorted(ROOT.glob("reports/holdout/*/REPORT.md"))
+    assert len(reports) >= 20
+    for path in reports:
+        generator = "predictor.holdout" if path.parts[-3] == "holdout" else None
+        command = report_command(path, generator)
+        if "--choice" in command:  # predictor.route_lono: the sweeps of the choice's own leave-out report
+            path = ROOT / command[command.index("--choice") + 1]
+            generator = "predictor.lono"
+        sweeps = report_sweeps(path, generator)
+        assert sweeps, path
+        assert all((ROOT / s).exists() for s in sweeps), path
+        assert report_date(path)[:4] == "2026", path
+
+
+def test_the_header_written_is_the_header_read(tmp_path):
+    command = "python -m predictor.lono sweeps/a.parquet 'sweeps/b c.parquet' --family f16nhwc90"
+    (tmp_path / "REPORT.md").write_text("\n".join(header_lines("T", "predictor.lono", command, "2026-12-06")) + "\n")
+    assert report_command(tmp_path, "predictor.lono") == ["sweeps/a.parquet", "sweeps/b c.parquet", "--family",
+                                                          "f16nhwc90"]
+    assert report_sweeps(tmp_path) == [Path("sweeps/a.parquet"), Path("sweeps/b c.parquet")]
+    assert report_date(tmp_path / "REPORT.md") == "2026-12-06"
+    with pytest.raises(ValueError, match="not a predictor.holdout report"):
+        report_command(tmp_path, "predictor.holdout")
+    (tmp_path / "REPORT.md").write_text("# nothing\n")
+    with pytest.raises(ValueError, match=r"REPORT.md: not a generated report"):
+        report_command(tmp_path)
+    with pytest.raises(ValueError, match="no '- date:' line"):
+        report_date(tmp_path)

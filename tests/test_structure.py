@@ -33,7 +33,7 @@ LAYER_NAMES = (
 LAYERS: dict[str, int] = {
     # 0 foundation
     "config": 0, "kernel_enums": 0, "summary": 0, "model_key": 0, "targets": 0, "cli": 0, "resources": 0, "layouts": 0, "partition": 0, "timing": 0,
-    "shipped": 0,
+    "shipped": 0, "report_header": 0,
     # 1 data and shapes
     "schema": 1, "backend": 1, "features": 1, "tree_ir": 1, "codegen": 1,
     # 2 kernels, tables and exports
