@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .cli import run_main
+from .features import DEFAULT_FEATURE_SET, feature_set_of
 from .resources import source_root
 from .schema import file_sha256
 
@@ -89,6 +90,18 @@ def lono_cv_groups(report: Path) -> str:
     ``problem``."""
     m = re.search(r"`--cv-groups (\w+)`", _model_kinds_line(report))
     return m.group(1) if m else "problem"
+
+
+def lono_features(report: Path) -> str:
+    """The feature set a ``predictor.lono`` report's trees read (its model kinds line; unnamed: the default set)."""
+    m = re.search(r"the trees read the feature set `(\w+)`", _model_kinds_line(report))
+    return m.group(1) if m else DEFAULT_FEATURE_SET
+
+
+def model_features(root: Path, slug: str, key: str) -> str:
+    """The feature set the shipped model's trees read (its tree file's feature names)."""
+    d = json.loads((root / "models" / f"{slug}-{key}.tree.json").read_text())
+    return feature_set_of(d["feature_names"])
 
 
 def model_cv_groups(root: Path, slug: str, key: str) -> str:
@@ -180,6 +193,11 @@ def headline_table(root: Path = ROOT) -> str:
         if by != shipped_by:
             raise ResultsError(f"{rep.relative_to(root)}: its folds' CV kept each {by} together, the shipped "
                                f"{slug}-{key} each {shipped_by}: run predictor.lono with --cv-groups {shipped_by}")
+        shipped_features = model_features(root, slug, key)
+        if kind != "route" and lono_features(rep) != shipped_features:
+            raise ResultsError(f"{rep.relative_to(root)}: its trees read the feature set {lono_features(rep)!r}, the "
+                               f"shipped {slug}-{key}'s {shipped_features!r}: run predictor.lono with --features "
+                               f"{shipped_features}")
         hold_dir = root / "reports" / "holdout" / slug
         h = None
         if (hold_dir / "REPORT.md").is_file():
@@ -193,7 +211,8 @@ def headline_table(root: Path = ROOT) -> str:
                 used.add(hold_dir / "REPORT.md")
         hold_cells = (f"{h.score} ({h.layers})", h.big) if h else ("—", "—")
         reports = f"`{rep.parent.relative_to(root)}`" + (f", `{hold_dir.relative_to(root)}`" if h else "")
-        lines.append(f"| `{slug}` `{key}` | `{kind}` ({k}) | {lono_protocol(rep)} | {s.score} ({s.layers}) | {s.big} "
+        features = f", features `{shipped_features}`" if shipped_features != DEFAULT_FEATURE_SET else ""
+        lines.append(f"| `{slug}` `{key}` | `{kind}` ({k}){features} | {lono_protocol(rep)} | {s.score} ({s.layers}) | {s.big} "
                      f"| {s.tuned} | {hold_cells[0]} | {hold_cells[1]} | {reports} |")
     held_out = set().union(*(holdout_networks(r) for r in used))
     head = [

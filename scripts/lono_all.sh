@@ -9,8 +9,9 @@
 #                            reports/lono/h200 is the repick tree it replaced
 #   reports/lono/h200-f16nhwc f16nhwc as shipped (kind soft10 since session 31, portfolio up to 24; the cost tree of
 #                            sessions 16-30: reports/lono/experiments/h200-f16nhwc-cost)
-#   reports/lono/h200-i8nhwc90 i8nhwc90 as shipped (kind blend since session 27, portfolio up to 24; the dense tree of
-#                            sessions 17-26: reports/lono/experiments/h200-i8nhwc90-dense, the cost tree:
+#   reports/lono/h200-i8nhwc90 i8nhwc90 as shipped (kind blend since session 27, portfolio up to 24; the tiles feature set
+#                            since session 41, the base set of sessions 27-40: reports/lono/experiments/h200-i8nhwc90-base;
+#                            the dense tree of sessions 17-26: reports/lono/experiments/h200-i8nhwc90-dense, the cost tree:
 #                            reports/lono/experiments/h200-i8nhwc90-cost); both rows in reports/lono/h200 are the
 #                            repick trees they replaced
 #   reports/lono/h200-sm87  the Orin-sized models (--target sm_87): whole GPU + 16/32-SM partitions
@@ -63,7 +64,7 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
   --groups 6 --kind soft10 --max-portfolio 24 --k-grid 24 --jobs "$jobs" --out reports/lono/h200-f16nhwc
 python -m predictor.lono sweeps/h200-sm90-i8.parquet sweeps/h200-sm90-i8-nets.parquet sweeps/h200-graph-i8.parquet sweeps/h200-graph-i8-rest.parquet sweeps/h200-graph-i8-30us.parquet \
   --family i8nhwc90 \
-  --groups 6 --kind blend --max-portfolio 24 --k-grid 24 --jobs "$jobs" --out reports/lono/h200-i8nhwc90
+  --groups 6 --kind blend --max-portfolio 24 --k-grid 24 --features tiles --jobs "$jobs" --out reports/lono/h200-i8nhwc90
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm16.parquet \
   sweeps/h200-sm16-nets.parquet sweeps/h200-sm32.parquet sweeps/h200-sm32-f16nhwc.parquet --target sm_87 \
   --groups 6 --kind repick --max-portfolio 12 --k-grid 12 --jobs "$jobs" --out reports/lono/h200-sm87

@@ -96,6 +96,19 @@ def test_a_report_whose_folds_grouped_otherwise_is_refused(tmp_path):
         results.headline_table(root)
 
 
+def test_a_report_whose_trees_read_other_features_is_refused(tmp_path):
+    """The leave-out report's trees must read the shipped model's feature set (``--features``)."""
+    root = _mini_root(tmp_path)
+    report = root / "reports/lono/h200-f16nhwc90/REPORT.md"
+    shipped = results.model_features(root, "h200", "f16nhwc90")
+    assert shipped == results.lono_features(report) == "base"
+    text = report.read_text()
+    line = next(x for x in text.splitlines() if x.startswith("- model kinds"))
+    report.write_text(text.replace(line, line + "; the trees read the feature set `tiles` (`--features`)"))
+    assert results.lono_features(report) == "tiles"
+    with pytest.raises(results.ResultsError, match="run predictor.lono with --features base"):
+        results.headline_table(root)
+
 def test_no_or_two_leave_network_out_reports_are_refused(tmp_path):
     root = _mini_root(tmp_path)
     shutil.copytree(root / "reports/lono/h200-f16nhwc90", root / "reports/lono/h200-copy")
