@@ -193,9 +193,9 @@ def headline_table(root: Path = ROOT) -> str:
         if by != shipped_by:
             raise ResultsError(f"{rep.relative_to(root)}: its folds' CV kept each {by} together, the shipped "
                                f"{slug}-{key} each {shipped_by}: run predictor.lono with --cv-groups {shipped_by}")
-        shipped_features = model_features(root, slug, key)
-        if kind != "route" and lono_features(rep) != shipped_features:
-            raise ResultsError(f"{rep.relative_to(root)}: its trees read the feature set {lono_features(rep)!r}, the "
+        shipped_features, report_features = model_features(root, slug, key), lono_features(rep)
+        if kind != "route" and report_features != shipped_features:  # a routed choice: its members' reports say
+            raise ResultsError(f"{rep.relative_to(root)}: its trees read the feature set {report_features!r}, the "
                                f"shipped {slug}-{key}'s {shipped_features!r}: run predictor.lono with --features "
                                f"{shipped_features}")
         hold_dir = root / "reports" / "holdout" / slug

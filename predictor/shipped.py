@@ -79,6 +79,7 @@ SHIPPED_RUNS = (
                         # the int8 and the routed fp16 choice: routed over their conv members' own models since
                         # session 38 (reports/lono/h200-{i8choice3,choice3}-route/, reports/lono/experiments/router/)
                         Method("i8nhwc+i8nhwc90+i8gemm90", "cost", 24, route=("i8nhwc", "i8nhwc90")),
+                        # i8nhwc90 reads the tiles features since session 41 (reports/lono/experiments/tile-features/)
                         Method("f16nhwc", "soft10", 24), Method("i8nhwc90", "blend", 24, features="tiles"),
                         # routed too, its own tree kept on 1x1 problems (reports/lono/h200-choice-route/)
                         Method("f16nhwc+f16nhwc90", "cost", 24, "network", ("f16nhwc", "f16nhwc90"), True))),
