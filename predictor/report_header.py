@@ -17,11 +17,16 @@ def header_lines(title: str, generator: str, command: str, date_line: str) -> li
             f"- date: {date_line}"]
 
 
+def _report_file(report: str | Path) -> Path:
+    """``report`` itself, or the ``REPORT.md`` of the folder it names."""
+    path = Path(report)
+    return path / "REPORT.md" if path.is_dir() else path
+
+
 def report_command(report: str | Path, generator: str | None = None) -> list[str]:
     """The arguments of the ``python -m <module>`` command a report (its ``REPORT.md``, or the folder holding it)
     was generated with; ``generator``: the module it must be (``ValueError`` naming the file otherwise)."""
-    path = Path(report)
-    path = path / "REPORT.md" if path.is_dir() else path
+    path = _report_file(report)
     lines = path.read_text().splitlines()
     cmd = shlex.split(lines[_COMMAND_LINE]) if len(lines) > _COMMAND_LINE else []
     if cmd[:2] != ["python", "-m"] or len(cmd) < 3 or (generator is not None and cmd[2] != generator):
@@ -37,8 +42,7 @@ def report_sweeps(report: str | Path, generator: str | None = None) -> list[Path
 
 def report_date(report: str | Path) -> str:
     """What a report's ``- date:`` line says (the date, and for a leave-out report its wall time)."""
-    path = Path(report)
-    path = path / "REPORT.md" if path.is_dir() else path
+    path = _report_file(report)
     line = next((x for x in path.read_text().splitlines() if x.startswith("- date:")), None)
     if line is None:
         raise ValueError(f"{path}: no '- date:' line")

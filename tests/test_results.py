@@ -109,6 +109,7 @@ def test_a_report_whose_trees_read_other_features_is_refused(tmp_path):
     with pytest.raises(results.ResultsError, match="run predictor.lono with --features base"):
         results.headline_table(root)
 
+
 def test_no_or_two_leave_network_out_reports_are_refused(tmp_path):
     root = _mini_root(tmp_path)
     shutil.copytree(root / "reports/lono/h200-f16nhwc90", root / "reports/lono/h200-copy")
