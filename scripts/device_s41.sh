@@ -5,6 +5,8 @@
 #         graph batches: training data for the H200 models (scripts/device_s36.sh).
 #   else: no GPU work: the leave-out of i8nhwc90 (FAMILY) with the `tiles` feature set at its shipped report's protocol
 #         (that report's command, --features tiles) on the machine's CPUs (scripts/device_lono.sh), resumable.
+#   JOBS (6), THREADS (2 inner CV folds each), OMP (1) and FOLDS ("0 1 2": --only-folds, for a family whose folds do not
+#   all finish in one call; session 42's f16nhwc90 at 6 x 2 finished none in 575 s) set how the leave-out runs.
 #   KEEP="sweeps/runs/s31/dilated.csv <the family's leave-out sweeps>" bash scripts/device_tree.sh slim; then this
 #   (carry .whl/nvidia_cutlass-4.2.0.0-py3-none-any.whl, .whl/sk, .whl/np; lono-parts when it holds folds); in $OUT
 set -uo pipefail
@@ -23,6 +25,7 @@ for a in cmd:
     if skip: skip -= 1; continue
     if a in ('--jobs', '--threads', '--parts', '--out'): skip = 1; continue
     out.append(a)
-print(shlex.join(out + ['--features', 'tiles', '--jobs', '6']))")
+print(shlex.join(out + ['--features', 'tiles', '--jobs', '${JOBS:-6}']))")
+[ -n "${FOLDS:-}" ] && args="$args --only-folds $FOLDS"  # a subset of the folds, kept in lono-parts (carry it back)
 echo "lono args: $args"
-BUDGET=${BUDGET:-575} THREADS=2 OMP=1 exec bash scripts/device_lono.sh "$OUT" "tiles-$fam" "$args"
+BUDGET=${BUDGET:-575} THREADS=${THREADS:-2} OMP=${OMP:-1} exec bash scripts/device_lono.sh "$OUT" "tiles-$fam" "$args"
