@@ -73,7 +73,8 @@ SHIPPED_RUNS = (
                # each kind is what leave-network-group-out chose (reports/lono/; those replaced: .../experiments/)
                # f16nhwc90 and the fp16 choice: their inner CV keeps each network together since session 36
                # (reports/lono/h200-f16nhwc90/, h200-choice/, reports/lono/experiments/cvgroups.md)
-               methods=(Method("i8nc32", "dense", 24), Method("f16nhwc90", "soft", 24, "network"),
+               # f16nhwc90 reads the tiles features since session 43 (reports/lono/experiments/tile-features/)
+               methods=(Method("i8nc32", "dense", 24), Method("f16nhwc90", "soft", 24, "network", features="tiles"),
                         Method("i8nhwc", "blend", 24),
                         Method("f16nhwc+f16nhwc90+f16gemm90", "cost", 24, route=("f16nhwc", "f16nhwc90")),
                         # the int8 and the routed fp16 choice: routed over their conv members' own models since
