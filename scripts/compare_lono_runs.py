@@ -21,7 +21,9 @@ from predictor.lono import BIG_GFLOP  # noqa: E402
 #: the comparisons of session 35 (the inner CV grouped by problem, then by network; k searched / fixed as each says)
 PAIRS = (("reports/lono/h200-i8choice/layers.csv", "reports/lono/experiments/h200-i8choice-cvnetwork/layers.csv"),
          # f16nhwc90 ships the network grouping since session 36: its problem-grouped run moved to experiments/
-         ("reports/lono/experiments/h200-f16nhwc90-cvproblem/layers.csv", "reports/lono/h200-f16nhwc90/layers.csv"),
+         # (and the network-grouped one of sessions 36-42, on the base features, too, in session 43)
+         ("reports/lono/experiments/h200-f16nhwc90-cvproblem/layers.csv",
+          "reports/lono/experiments/h200-f16nhwc90-base/layers.csv"),
          ("reports/lono/h200-i8choice3/layers.csv", "reports/lono/experiments/h200-i8choice3-cvnetwork/layers.csv"),
          # the fp16 choice, likewise shipped grouped by network since session 36
          ("reports/lono/experiments/h200-choice-cvproblem/layers.csv", "reports/lono/h200-choice/layers.csv"))

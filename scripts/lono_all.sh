@@ -2,7 +2,8 @@
 # The leave-one-network-out reports of the shipped model runs (CPU only; ~160 min on 2 cores):
 #   reports/lono/h200       the four families' repick trees on the whole H200 (i8nc32's until session 19) (the sweeps of `train --all`'s h200 run)
 #   reports/lono/h200-f16nhwc90 f16nhwc90 as shipped (kind soft since session 30, portfolio up to 24: train.SHIPPED_RUNS
-#                            methods; the dense tree it replaced: reports/lono/experiments/h200-f16nhwc90-dense, the cost tree before: reports/lono/experiments/h200-f16nhwc90-cost, the
+#                            methods; the tiles feature set since session 43, the base set of sessions 36-42:
+#                            reports/lono/experiments/h200-f16nhwc90-base; the dense tree it replaced: reports/lono/experiments/h200-f16nhwc90-dense, the cost tree before: reports/lono/experiments/h200-f16nhwc90-cost, the
 #                            distill tree before: reports/lono/experiments/h200-f16nhwc90-distill-k32);
 #                            its row in reports/lono/h200 is the repick tree it replaced
 #   reports/lono/h200-i8nc32 i8nc32 as shipped (kind dense since session 19, portfolio up to 24); its row in
@@ -57,7 +58,8 @@ python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h20
 python -m predictor.lono sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet sweeps/h200-graph-f16.parquet \
   sweeps/h200-sm90-k32.parquet sweeps/h200-graph-sm90-k32.parquet sweeps/h200-sm90-nosrc.parquet \
   sweeps/h200-graph-sm90-nosrc.parquet --family f16nhwc90 \
-  --groups 6 --kind soft --max-portfolio 24 --k-grid 24 --cv-groups network --jobs "$jobs" --out reports/lono/h200-f16nhwc90
+  --groups 6 --kind soft --max-portfolio 24 --k-grid 24 --cv-groups network --features tiles --jobs "$jobs" \
+  --out reports/lono/h200-f16nhwc90
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet --family i8nc32 \
   --groups 6 --kind dense --max-portfolio 24 --k-grid 24 --jobs "$jobs" --out reports/lono/h200-i8nc32
 python -m predictor.lono sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-graph-f16.parquet --family f16nhwc \
