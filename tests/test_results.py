@@ -51,7 +51,10 @@ def test_one_row_from_the_reports_cells(tmp_path):
     lono = results.lono_summaries(root / "reports/lono/h200-f16nhwc90/REPORT.md")[(key, kind)]
     hold = results.holdout_summaries(root / "reports/holdout/h200/REPORT.md")[0]["f16nhwc90"]
     assert f"| {lono.score} ({lono.layers}) | {lono.big} | {lono.tuned} | {hold.score} ({hold.layers}) |" in rows[0]
-    assert f"| `{kind}` (24) | k 24, tol 0, CV by network | {lono.score}" in rows[0]  # how its folds chose, from the report
+    # how its folds chose, from the report; the feature set its trees read, from the model (base: not named)
+    feats = results.model_features(root, "h200", key)
+    named = "" if feats == "base" else f", features `{feats}`"
+    assert f"| `{kind}` (24){named} | k 24, tol 0, CV by network | {lono.score}" in rows[0]
 
 
 def test_the_folds_protocol_is_read_from_the_report(tmp_path):
@@ -101,12 +104,13 @@ def test_a_report_whose_trees_read_other_features_is_refused(tmp_path):
     root = _mini_root(tmp_path)
     report = root / "reports/lono/h200-f16nhwc90/REPORT.md"
     shipped = results.model_features(root, "h200", "f16nhwc90")
-    assert shipped == results.lono_features(report) == "base"
+    assert shipped == results.lono_features(report) == "tiles"  # since session 43
     text = report.read_text()
-    line = next(x for x in text.splitlines() if x.startswith("- model kinds"))
-    report.write_text(text.replace(line, line + "; the trees read the feature set `tiles` (`--features`)"))
-    assert results.lono_features(report) == "tiles"
-    with pytest.raises(results.ResultsError, match="run predictor.lono with --features base"):
+    said = "; the trees read the feature set `tiles` (`--features`)"
+    assert said in text
+    report.write_text(text.replace(said, ""))  # as a run without --features writes it
+    assert results.lono_features(report) == "base"
+    with pytest.raises(results.ResultsError, match="run predictor.lono with --features tiles"):
         results.headline_table(root)
 
 
