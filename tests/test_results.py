@@ -51,10 +51,8 @@ def test_one_row_from_the_reports_cells(tmp_path):
     lono = results.lono_summaries(root / "reports/lono/h200-f16nhwc90/REPORT.md")[(key, kind)]
     hold = results.holdout_summaries(root / "reports/holdout/h200/REPORT.md")[0]["f16nhwc90"]
     assert f"| {lono.score} ({lono.layers}) | {lono.big} | {lono.tuned} | {hold.score} ({hold.layers}) |" in rows[0]
-    # how its folds chose, from the report; the feature set its trees read, from the model (base: not named)
-    feats = results.model_features(root, "h200", key)
-    named = "" if feats == "base" else f", features `{feats}`"
-    assert f"| `{kind}` (24){named} | k 24, tol 0, CV by network | {lono.score}" in rows[0]
+    # how its folds chose, from the report; the feature set its trees read (tiles since session 43), from the model
+    assert f"| `{kind}` (24), features `tiles` | k 24, tol 0, CV by network | {lono.score}" in rows[0]
 
 
 def test_the_folds_protocol_is_read_from_the_report(tmp_path):
