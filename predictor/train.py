@@ -1,6 +1,8 @@
 """Train one kernel-selection model per family from a sweep.
 
     python -m predictor.train --all       # regenerate every shipped model, header and dispatcher
+    python -m predictor.train --all --family f16nhwc90 [--slug h200]   # only those shipped keys (and routed choices
+                                                                      # over them), as --all trains them
     python -m predictor.train SWEEP.parquet [--family F] [--models-dir models] [--export-dir export]
         [--max-portfolio 12] [--seed 0] [--holdout-sources PREFIX ...] [--target sm_87] [--folds 5]
         [--family CHOICE --route MEMBER MEMBER ...]   # a choice routed over its members' models (predictor.route)
@@ -50,7 +52,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -360,7 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
                         + "; ".join(f"{' '.join(r.sweeps)}{' --target ' + r.target if r.target else ''}"
                                     f"{' (every family, and the choice ' + ', '.join(r.choices) + ')' if r.choices else ''}"
                                     for r in SHIPPED_RUNS)
-                        + " into models/ and export/, then the dispatchers (export/dispatch*/, needs nvidia-cutlass)")
+                        + " into models/ and export/, then the dispatchers (export/dispatch*/, needs nvidia-cutlass); "
+                        "with --family F (and --slug S): only those keys of the shipped runs, each trained as --all "
+                        "does, and the routed choices over them, then their slugs' headers and dispatchers")
     p.add_argument("--overwrite", action="store_true",
                    help="allow replacing the shipped models and headers (models/h200*, export/h200*) without --all")
     p.add_argument("--slug", default=None, help="model name prefix (default: from the GPU name and --target)")
@@ -500,11 +504,53 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
     return models
 
 
+def shipped_keys(run: ShippedRun) -> list[str]:
+    """Every model key that ``run`` trains: the families of its sweeps (their rows, read) and its choices."""
+    present = set()
+    for s in run.sweeps:
+        present |= set(pd.read_parquet(s, columns=["family"])["family"].astype(str))
+    return [*default_families(sorted(present)), *(c for c in run.choices)]
+
+
+def shipped_selection(families: Sequence[str], slug: str | None,
+                      keys_of: Callable[[ShippedRun], Sequence[str]] = shipped_keys) -> list[tuple[ShippedRun, list[str]]]:
+    """``--all --family F ... [--slug S]``: each shipped run (of slug ``S``) holding a requested key, with the keys it
+    retrains: the requested ones and every routed choice whose members' models they are (:attr:`Method.route`,
+    transitively: its model grafts theirs), in ``keys_of``'s order. A requested key no run trains is a
+    :class:`TrainError`."""
+    runs = [r for r in SHIPPED_RUNS if slug is None or r.slug == slug]
+    if not runs:
+        raise TrainError(f"--slug {slug}: no shipped run has that slug (shipped: {', '.join(r.slug for r in SHIPPED_RUNS)})")
+    want = {model_key(f).value for f in families}
+    out, found = [], set()
+    for run in runs:
+        keys = [model_key(k).value for k in keys_of(run)]
+        sel = want & set(keys)
+        found |= sel
+        routes = {model_key(m.key).value: {model_key(x).value for x in m.route} for m in run.methods}
+        while True:  # routed choices over a retrained member
+            more = {k for k in keys if routes.get(k, set()) & sel} - sel
+            if not more:
+                break
+            sel |= more
+        if sel:
+            out.append((run, [k for k in keys if k in sel]))
+    missing = sorted(want - found)
+    if missing:
+        where = f" of slug {slug}" if slug else ""
+        raise TrainError(f"--all --family {missing[0]}: no shipped run{where} trains it (python -m predictor.train "
+                         "--help lists the shipped runs)")
+    return out
+
+
 def train_shipped(args: argparse.Namespace) -> None:
-    """``--all``: every run of :data:`SHIPPED_RUNS` into models/ and export/, then the dispatchers."""
-    if args.sweep or args.family or args.slug or args.target or args.no_export:
-        raise TrainError("--all trains exactly the shipped runs: it takes no sweep, --family, --slug, --target "
-                         "or --no-export")
+    """``--all``: every run of :data:`SHIPPED_RUNS` into models/ and export/, then the dispatchers; with ``--family``
+    (and ``--slug``), only those keys of the shipped runs (:func:`shipped_selection`), each trained as ``--all``
+    trains it, and the routed choices over them; the headers and dispatchers of their slugs are regenerated."""
+    if args.sweep or args.target or args.no_export:
+        raise TrainError("--all trains the shipped runs: it takes no sweep, --target or --no-export")
+    if args.slug and not args.family:
+        raise TrainError("--all --slug S retrains some keys of that run: give them with --family")
     parser = build_parser()
     changed = [a for a in ("kind", "max_portfolio", "k_grid", "seed", "holdout_sources", "folds", "cv_tolerance", "cv_groups",
                            "route", "keep_pointwise", "features", "models_dir", "export_dir") if getattr(args, a) != parser.get_default(a)]
@@ -514,10 +560,14 @@ def train_shipped(args: argparse.Namespace) -> None:
     absent = [s for s in need if not Path(s).is_file()]
     if absent:
         raise FileNotFoundError(f"--all needs the shipped sweeps {absent} (missing): run it from the repository root")
-    for run in SHIPPED_RUNS:
-        run_args = argparse.Namespace(**{**vars(args), "target": run.target})
+    runs: list[tuple[ShippedRun, list[str] | None]] = (
+        [(r, None) for r in SHIPPED_RUNS] if not args.family else list(shipped_selection(args.family, args.slug)))
+    for run, keys in runs:
+        if keys is not None:
+            _LOG.info("%s: retraining %s", run.slug, ", ".join(keys))
+        run_args = argparse.Namespace(**{**vars(args), "target": run.target, "family": keys, "slug": None})
         models = train_sweeps(run_args, [Path(s) for s in run.sweeps], command="python -m predictor.train --all",
-                              overwrite=True, choices=run.choices, methods=run.methods)
+                              overwrite=True, choices=run.choices if keys is None else (), methods=run.methods)
         slugs = {m.slug for m in models}
         if slugs != {run.slug}:
             raise TrainError(f"the shipped run {run} produced the slug(s) {sorted(slugs)}, not {run.slug}")
@@ -529,8 +579,10 @@ def train_shipped(args: argparse.Namespace) -> None:
         _LOG.warning("dispatchers export/dispatch*/ not regenerated (%s): pip install 'cutlass-conv-predictor[build]'",
                      exc)
         return
+    done = {run.slug for run, _ in runs}
     for slug, fams, folder in SHIPPED_DISPATCHERS:
-        generate(args.models_dir, slug, args.export_dir, args.export_dir / folder, families=fams)
+        if slug in done:
+            generate(args.models_dir, slug, args.export_dir, args.export_dir / folder, families=fams)
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
