@@ -181,6 +181,37 @@ def test_shipped_models_are_not_overwritten(tmp_path: Path, capsys: pytest.Captu
     assert "--seed" in _fails(["--all", "--seed", "1"], capsys)
 
 
+def test_all_family_selects_shipped_keys_and_their_routed_choices() -> None:
+    """``--all --family F``: the runs that train F, F and every routed choice grafting F's model (transitively), in
+    the run's order; ``--slug`` narrows the runs; a key no run trains is refused."""
+    from predictor.shipped import SHIPPED_RUNS
+    from predictor.train import TrainError, shipped_selection
+
+    def keys_of(run):  # the families of the shipped sweeps, without reading them
+        fams = ["f16nhwc", "f16nhwc90", "i8nc32", "i8nhwc", "i8nhwc90"] if run.slug == "h200" else ["f16nhwc", "i8nc32", "i8nhwc"]
+        return [*fams, *run.choices]
+
+    sel = {r.slug: k for r, k in shipped_selection(["f16nhwc90"], None, keys_of)}
+    assert sel == {"h200": ["f16nhwc90", "f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90"]}
+    sel = {r.slug: k for r, k in shipped_selection(["f16nhwc"], None, keys_of)}
+    assert sel == {"h200": ["f16nhwc", "f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90"], "h200-sm87": ["f16nhwc"]}
+    assert [(r.slug, k) for r, k in shipped_selection(["f16nhwc"], "h200-sm87", keys_of)] == [("h200-sm87", ["f16nhwc"])]
+    assert [k for _, k in shipped_selection(["i8nhwc90+i8gemm90", "i8nc32"], "h200", keys_of)] == [
+        ["i8nc32", "i8nhwc90+i8gemm90"]]  # a choice that is not routed: nothing else
+    assert {r.slug for r in SHIPPED_RUNS} == {"h200", "h200-sm87"}
+    with pytest.raises(TrainError, match="i8nhwc90: no shipped run of slug h200-sm87"):
+        shipped_selection(["i8nhwc90"], "h200-sm87", keys_of)
+    with pytest.raises(TrainError, match="--slug h100: no shipped run"):
+        shipped_selection(["i8nc32"], "h100", keys_of)
+
+
+def test_all_family_bad_input(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)  # --all runs from the repository root
+    assert "give them with --family" in _fails(["--all", "--slug", "h200"], capsys)
+    assert "--all --family i8gemm90: no shipped run trains it" in _fails(["--all", "--family", "i8gemm90"], capsys)
+    assert "--target" in _fails(["--all", "--family", "i8nc32", "--target", "sm_87"], capsys)
+
+
 def test_gpu_slug() -> None:
     assert gpu_slug("NVIDIA H200") == "h200"
     assert gpu_slug("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3"
