@@ -36,7 +36,10 @@ def python_source(ir: TreeIR, channel_multiple: int, func_name: str = "_select",
     for name, expr in reversed(DERIVED):  # resolve dependencies between derived values
         if name in needed:
             needed |= names_in(expr)
-    checks = " and ".join(f"type({a}) is int and {lo} <= {a} <= {hi}" for a, (lo, hi) in LIMITS.items())
+    # the argument types in one chained identity test (``type(N) is type(C) is ... is int``: one comparison with
+    # ``int`` instead of eleven), then the ranges
+    checks = " and ".join([" is ".join(f"type({a})" for a in LIMITS) + " is int",
+                           *(f"{lo} <= {a} <= {hi}" for a, (lo, hi) in LIMITS.items())])
     lines = [
         f"def {func_name}({', '.join(ARGS)}):",
         f"    if not ({checks}):",
