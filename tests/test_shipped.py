@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -50,31 +51,40 @@ def test_dispatchers_are_generated_from_the_shipped_models(layout: Path) -> None
                 f"export/{folder}/{name} is stale: python -m predictor.train --all")
 
 
-def test_retraining_reproduces_the_shipped_models(layout: Path) -> None:
+def test_retraining_reproduces_the_shipped_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The SM90 families (the smallest sweeps: a few minutes to train) retrained from the shipped sweeps
-    with the shipped run's settings (its ``methods`` included): every model file identical (--all does
-    the same for all)."""
+    with the shipped run's settings: ``f16nhwc90`` with its method's options, and ``i8nhwc90`` as users retrain one
+    shipped key, ``python -m predictor.train --all --family i8nhwc90`` in a copy of the shipped ``models/`` and
+    ``export/``, which also retrains the routed int8 choice that grafts its model and regenerates the ``h200`` header
+    and (with ``cutlass_library``) dispatchers: every file identical (--all does the same for all)."""
     fams = ("f16nhwc90", "i8nhwc90")
     shipped = {f: json.loads((ROOT / "models" / f"h200-{f}.tree.json").read_text()) for f in fams}
     if any(s["meta"]["versions"] != _versions() for s in shipped.values()):
         pytest.skip(f"the shipped models were trained with {shipped[fams[0]]['meta']['versions']}, this is "
                     f"{_versions()}: the pickles differ")
+    shutil.copytree(ROOT / "models", tmp_path / "models")
+    shutil.copytree(ROOT / "export", tmp_path / "export")
+    (tmp_path / "sweeps").symlink_to(ROOT / "sweeps")
+    monkeypatch.chdir(tmp_path)
     run = SHIPPED_RUNS[0]
     methods = {m.key: m.cli() for m in run.methods}
-    for f in fams:  # each with its shipped method (f16nhwc90: soft, i8nhwc90: blend)
-        assert main([*run.sweeps, "--family", f, *methods.get(f, ()), "--models-dir", "fresh",
-                     "--export-dir", "fresh-export", "--quiet"]) == 0
-    # the int8 choice, routed over i8nhwc (its shipped model) and i8nhwc90 (retrained above): its router and its
-    # pointwise tree retrained (about 4 minutes)
+    assert methods["f16nhwc90"][:2] == ("--kind", "soft")
+    assert main([*run.sweeps, "--family", "f16nhwc90", *methods["f16nhwc90"], "--models-dir", "fresh",
+                 "--export-dir", "fresh-export", "--quiet"]) == 0
+    for ext in (".tree.json", ".joblib", ".summary.json", ".summary.md"):
+        name = f"h200-f16nhwc90{ext}"
+        assert (tmp_path / "fresh" / name).read_bytes() == (ROOT / "models" / name).read_bytes(), name
     routed = "i8nhwc+i8nhwc90+i8gemm90"
     assert methods[routed][-3:] == ("--route", "i8nhwc", "i8nhwc90")
-    (layout / "fresh" / "h200-i8nhwc.tree.json").write_bytes((ROOT / "models" / "h200-i8nhwc.tree.json").read_bytes())
-    assert main([*run.sweeps, "--family", routed, *methods[routed], "--models-dir", "fresh", "--no-export",
-                 "--quiet"]) == 0
-    for f in (*fams, routed):
-        for ext in (".tree.json", ".joblib", ".summary.json", ".summary.md"):
-            name = f"h200-{f}{ext}"
-            assert (layout / "fresh" / name).read_bytes() == (ROOT / "models" / name).read_bytes(), name
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "models").glob(f"h200-{routed}.*")}
+    assert len(before) == 4
+    assert main(["--all", "--family", "i8nhwc90", "--quiet"]) == 0
+    assert all(p.stat().st_mtime_ns != t for p, t in before.items())  # rewritten, not left as copied
+    for folder in ("models", "export"):
+        fresh = sorted(p.relative_to(tmp_path) for p in (tmp_path / folder).rglob("*") if p.is_file())
+        assert fresh == sorted(p.relative_to(ROOT) for p in (ROOT / folder).rglob("*") if p.is_file())
+        for rel in fresh:
+            assert (tmp_path / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
 
 
 @pytest.mark.parametrize("slug,family", [(r.slug, f) for r in SHIPPED_RUNS for f in all_keys()
