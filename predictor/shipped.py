@@ -1,9 +1,12 @@
 """The shipped models: every run of ``python -m predictor.train --all`` (sweeps, target, choices and how each model key
-is trained) and the shipped dispatchers. Data only; :mod:`predictor.train` trains them."""
+is trained) and the shipped dispatchers, and which of them ``--all --family`` retrains (:func:`shipped_selection`).
+Data; :mod:`predictor.train` trains them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Callable, NamedTuple, Sequence
+
+from .model_key import model_key
 
 
 class Method(NamedTuple):
@@ -104,3 +107,34 @@ SHIPPED_DISPATCHERS: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
     ("h200", ("i8nhwc+i8nhwc90+i8gemm90",), "dispatch_i8_choice3"),
 )
 SHIPPED_SLUGS = frozenset(r.slug for r in SHIPPED_RUNS)
+
+
+def shipped_selection(families: Sequence[str], slug: str | None,
+                      keys_of: Callable[[ShippedRun], Sequence[str]]) -> list[tuple[ShippedRun, list[str]]]:
+    """``--all --family F ... [--slug S]``: each shipped run (of slug ``S``) holding a requested key, with the keys it
+    retrains: the requested ones and every routed choice whose members' models they are (:attr:`Method.route`,
+    transitively: its model grafts theirs), in ``keys_of``'s order (``keys_of(run)``: the keys the run trains,
+    ``predictor.train.shipped_keys``). A requested key no run trains is a ``ValueError``."""
+    runs = [r for r in SHIPPED_RUNS if slug is None or r.slug == slug]
+    if not runs:
+        raise ValueError(f"--slug {slug}: no shipped run has that slug (shipped: {', '.join(r.slug for r in SHIPPED_RUNS)})")
+    want = {model_key(f).value for f in families}
+    out, found = [], set()
+    for run in runs:
+        keys = [model_key(k).value for k in keys_of(run)]
+        sel = want & set(keys)
+        found |= sel
+        routes = {model_key(m.key).value: {model_key(x).value for x in m.route} for m in run.methods}
+        while True:  # routed choices over a retrained member
+            more = {k for k in keys if routes.get(k, set()) & sel} - sel
+            if not more:
+                break
+            sel |= more
+        if sel:
+            out.append((run, [k for k in keys if k in sel]))
+    missing = sorted(want - found)
+    if missing:
+        where = f" of slug {slug}" if slug else ""
+        raise ValueError(f"--all --family {missing[0]}: no shipped run{where} trains it (python -m predictor.train "
+                         "--help lists the shipped runs)")
+    return out

@@ -52,7 +52,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -72,7 +72,7 @@ from .portfolio import (
 from .portfolio import check_no_overlap, configs_fit, measured_smem
 from .schema import file_sha256, read_metadata, read_sweep
 from .shipped import (  # noqa: F401 - re-exported: the shipped runs were defined here until session 36
-    SHIPPED_DISPATCHERS, SHIPPED_RUNS, SHIPPED_SLUGS, Method, ShippedRun,
+    SHIPPED_DISPATCHERS, SHIPPED_RUNS, SHIPPED_SLUGS, Method, ShippedRun, shipped_selection,
 )
 from .targets import TARGETS
 from .route import RoutedModel, fit_routed, routed_ir
@@ -512,37 +512,6 @@ def shipped_keys(run: ShippedRun) -> list[str]:
     return [*default_families(sorted(present)), *(c for c in run.choices)]
 
 
-def shipped_selection(families: Sequence[str], slug: str | None,
-                      keys_of: Callable[[ShippedRun], Sequence[str]] = shipped_keys) -> list[tuple[ShippedRun, list[str]]]:
-    """``--all --family F ... [--slug S]``: each shipped run (of slug ``S``) holding a requested key, with the keys it
-    retrains: the requested ones and every routed choice whose members' models they are (:attr:`Method.route`,
-    transitively: its model grafts theirs), in ``keys_of``'s order. A requested key no run trains is a
-    :class:`TrainError`."""
-    runs = [r for r in SHIPPED_RUNS if slug is None or r.slug == slug]
-    if not runs:
-        raise TrainError(f"--slug {slug}: no shipped run has that slug (shipped: {', '.join(r.slug for r in SHIPPED_RUNS)})")
-    want = {model_key(f).value for f in families}
-    out, found = [], set()
-    for run in runs:
-        keys = [model_key(k).value for k in keys_of(run)]
-        sel = want & set(keys)
-        found |= sel
-        routes = {model_key(m.key).value: {model_key(x).value for x in m.route} for m in run.methods}
-        while True:  # routed choices over a retrained member
-            more = {k for k in keys if routes.get(k, set()) & sel} - sel
-            if not more:
-                break
-            sel |= more
-        if sel:
-            out.append((run, [k for k in keys if k in sel]))
-    missing = sorted(want - found)
-    if missing:
-        where = f" of slug {slug}" if slug else ""
-        raise TrainError(f"--all --family {missing[0]}: no shipped run{where} trains it (python -m predictor.train "
-                         "--help lists the shipped runs)")
-    return out
-
-
 def train_shipped(args: argparse.Namespace) -> None:
     """``--all``: every run of :data:`SHIPPED_RUNS` into models/ and export/, then the dispatchers; with ``--family``
     (and ``--slug``), only those keys of the shipped runs (:func:`shipped_selection`), each trained as ``--all``
@@ -561,7 +530,7 @@ def train_shipped(args: argparse.Namespace) -> None:
     if absent:
         raise FileNotFoundError(f"--all needs the shipped sweeps {absent} (missing): run it from the repository root")
     runs: list[tuple[ShippedRun, list[str] | None]] = (
-        [(r, None) for r in SHIPPED_RUNS] if not args.family else list(shipped_selection(args.family, args.slug)))
+        [(r, None) for r in SHIPPED_RUNS] if not args.family else list(shipped_selection(args.family, args.slug, shipped_keys)))
     for run, keys in runs:
         if keys is not None:
             _LOG.info("%s: retraining %s", run.slug, ", ".join(keys))
