@@ -456,9 +456,7 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
     unknown = [f for f in present if f not in {x.value for x in Family}]
     if unknown:
         raise TrainError(f"{sweep_name}: unknown family value(s) {unknown}")
-    fams = list(args.family or default_families(present))
-    fams += [c for c in choices if c not in fams]
-    fams.sort(key=lambda f: len(model_key(f).families))  # families first: a routed choice reads their models
+    fams = keys_to_train(present, args.family, choices)
     keys = [model_key(f) for f in fams]
     if (args.route and all(len(k.families) < 2 for k in keys)) or (args.keep_pointwise and not args.route):
         raise TrainError("--route routes a choice between its members' models: give a choice with --family "
@@ -504,12 +502,20 @@ def train_sweeps(args: argparse.Namespace, sweeps: Sequence[Path], *, command: s
     return models
 
 
+def keys_to_train(present: Sequence[str], family: Sequence[str] | None, choices: Sequence[str] = ()) -> list[str]:
+    """The keys a training run writes, in training order: ``family`` (default: every family of the sweeps,
+    ``present``) and ``choices``, plain families first (a routed choice reads its members' models)."""
+    fams = list(family or default_families(sorted(present)))
+    fams += [c for c in choices if c not in fams]
+    return sorted(fams, key=lambda f: len(model_key(f).families))
+
+
 def shipped_keys(run: ShippedRun) -> list[str]:
-    """Every model key that ``run`` trains: the families of its sweeps (their rows, read) and its choices."""
+    """Every model key that ``run`` trains (:func:`keys_to_train` over its sweeps' family column and its choices)."""
     present = set()
     for s in run.sweeps:
         present |= set(pd.read_parquet(s, columns=["family"])["family"].astype(str))
-    return [*default_families(sorted(present)), *(c for c in run.choices)]
+    return keys_to_train(sorted(present), None, run.choices)
 
 
 def train_shipped(args: argparse.Namespace) -> None:

@@ -17,7 +17,7 @@ from predictor.portfolio import (
     ShapeTable, best_single, greedy_portfolio, metrics, picked_times, portfolio_targets,
 )
 from predictor.schema import file_sha256, write_sweep
-from predictor.train import gpu_slug, main, training_set
+from predictor.train import gpu_slug, keys_to_train, main, training_set
 from predictor.tree_ir import TreeIR
 
 
@@ -378,3 +378,14 @@ def test_scores_and_soft_labels_do_not_depend_on_the_last_bit() -> None:
         assert np.array_equal(S, soft_labels(Q, tau))
         assert np.array_equal(S.sum(0), S[::-1].sum(0))
         np.testing.assert_allclose(S.sum(1), 1.0, atol=1e-6)
+
+
+def test_keys_to_train_orders_families_before_choices() -> None:
+    """One derivation of what a run trains (train_sweeps and --all --family share it): a GEMM family only when
+    named, choices after the plain families their routed models read, each key once."""
+    present = ["f16nhwc90", "f16gemm90", "f16nhwc"]
+    choices = ["f16nhwc+f16nhwc90+f16gemm90", "f16nhwc+f16nhwc90"]
+    assert keys_to_train(present, None, choices) == ["f16nhwc", "f16nhwc90", "f16nhwc+f16nhwc90",
+                                                     "f16nhwc+f16nhwc90+f16gemm90"]
+    assert keys_to_train(present, ["f16nhwc+f16nhwc90", "f16gemm90"], choices) == [
+        "f16gemm90", "f16nhwc+f16nhwc90", "f16nhwc+f16nhwc90+f16gemm90"]
