@@ -53,13 +53,17 @@ def fit_router(table: ShapeTable, X: np.ndarray, best: np.ndarray, members: Sequ
                seed: int = 0, cv_groups: str = "network") -> RouterFit:
     """The router over ``members`` (``best``: problems x members, :func:`predictor.portfolio.best_of` each member's
     configs) with the (depth, min leaf) of the best ``cv_groups``-grouped CV score, ties to the smaller tree,
-    fitted on all of ``table``."""
+    fitted on all of ``table``.  One member (a choice whose only conv member is routed, its GEMM family on the
+    pointwise side): a router of one leaf, depth and min leaf 0."""
     from sklearn.tree import DecisionTreeClassifier
 
     best = np.asarray(best, np.float64)
-    if best.shape != (table.n_shapes, len(members)) or len(members) < 2:
-        raise ValueError(f"best is {best.shape}: need one column per member ({len(members)} >= 2), a row a problem")
+    if best.shape != (table.n_shapes, len(members)) or not members:
+        raise ValueError(f"best is {best.shape}: need one column per member ({len(members)} >= 1), a row a problem")
     names = np.array(list(members))
+    if len(members) == 1:
+        one = DecisionTreeClassifier(max_depth=1, random_state=seed).fit(X, np.full(table.n_shapes, names[0]))
+        return RouterFit(one, (0, 0), {(0, 0): 0.0}, np.zeros(table.n_shapes, np.int64))
     y = names[np.argmin(best, axis=1)]
     top = np.sort(best, axis=1)
     # log ratios from the C library, on the 2**-24 grid (portfolio.LOG_BITS): the same fit on every CPU

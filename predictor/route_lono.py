@@ -11,7 +11,8 @@ parts, each a :mod:`predictor.lono` report of the same network groups:
 1. the choice's report (``--choice``) names the sweeps, the model key, the target and the groups; its table is
    rebuilt from them, and for every group the router is fitted on that fold's training problems
    (:func:`predictor.lono.lono_split`, :func:`predictor.route.fit_router`, its depth and minimum leaf by a
-   network-grouped CV inside them; labels: the member family whose configs hold the faster time);
+   network-grouped CV inside them; labels: the member family whose configs hold the faster time; one member, for a
+   choice holding a GEMM family: a router of one leaf, every conv layer goes to it);
 2. each held-out layer the router sends to a member gets that member's pick for the same layer from the
    member's report (``--member``: a model of that member that never saw the layer's network), timed in the
    choice's table; a pointwise layer of a choice holding a GEMM family keeps the choice report's pick (the
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import re
 import shlex
 import sys
 import time
@@ -75,8 +77,9 @@ def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool
     target = _option(cmd, "--target")
     n_groups = int(_option(cmd, "--groups", "0"))  # type: ignore[arg-type]
     conv = [f.value for f in key.families if f not in key.partial]
-    if sorted(member_reports) != sorted(conv) or len(conv) < 2:
-        raise TrainError(f"--member: give a report of each of {conv} (got {sorted(member_reports)})")
+    if not set(member_reports) <= set(conv) or len(member_reports) < (1 if key.partial else 2):
+        raise TrainError(f"--member: give reports of two or more of {conv}, or of one where the choice holds a GEMM "
+                         f"family, as predictor.train --route routes (got {sorted(member_reports)})")
     df, described = load_sweeps([Path(p) for p in cmd if p.endswith(".parquet")])
     table = family_table(df, key, target).table
     # the router reads the choice's features (its report's --features), as predictor.train fits it
@@ -129,6 +132,15 @@ def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool
     return out[keep], pd.DataFrame(folds), described, key.value
 
 
+def _k_and_tolerance(report: Path) -> str:
+    """``k from [...]; tolerance ...`` as a ``predictor.lono`` report's model kinds line states them."""
+    line = next((x for x in (report / "REPORT.md").read_text().splitlines() if x.startswith("- model kinds")), "")
+    found = re.search(r"k from \[[0-9, ]+\]; tolerance [0-9.]+", line)
+    if not found:
+        raise TrainError(f"{report}: no portfolio sizes and CV tolerance in its model kinds line")
+    return found.group(0)
+
+
 def kinds_line(choice: Path, members: dict[str, Path], keep_pointwise: bool = False) -> str:
     """The report's ``- model kinds`` line (how the routed model's parts were chosen), and the reports it read."""
     cmd = report_command(choice, "predictor.lono")
@@ -140,9 +152,8 @@ def kinds_line(choice: Path, members: dict[str, Path], keep_pointwise: bool = Fa
                model_key(str(_option(cmd, "--family"))).partial else "")
             + ("; that report's folds keep each network's layers in one inner CV fold (`--cv-groups network`)"
                if _option(cmd, "--cv-groups") == "network" else "")
-            + f"; hyper-parameters of every fold chosen by grouped CV inside its training set (k from "
-            f"[{_option(cmd, '--k-grid', '24')}]; tolerance {_option(cmd, '--cv-tolerance', '0.0')}), as predictor.train "
-            "chooses them; in the per-fold table a `route` fold's k is its members, its depth and min leaf the "
+            + f"; hyper-parameters of every fold chosen by grouped CV inside its training set ({_k_and_tolerance(choice)}"
+            "), as predictor.train chooses them; in the per-fold table a `route` fold's k is its members, its depth and min leaf the "
             "router's, its configs the router's leaves and its CV geomean that of best member / routed member"
             + "".join(f"\n- leave-out picks `{r / 'layers.csv'}` sha256 `{file_sha256(r / 'layers.csv')}`"
                       for r in (choice, *members.values())))

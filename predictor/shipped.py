@@ -86,7 +86,10 @@ SHIPPED_RUNS = (
                         # i8nhwc90 reads the tiles features since session 41 (reports/lono/experiments/tile-features/)
                         Method("f16nhwc", "soft10", 24), Method("i8nhwc90", "blend", 24, features="tiles"),
                         # routed too, its own tree kept on 1x1 problems (reports/lono/h200-choice-route/)
-                        Method("f16nhwc+f16nhwc90", "cost", 24, "network", ("f16nhwc", "f16nhwc90"), True))),
+                        Method("f16nhwc+f16nhwc90", "cost", 24, "network", ("f16nhwc", "f16nhwc90"), True),
+                        # its conv problems to i8nhwc90's own model, its 1x1 ones to its own tree, since session 45
+                        # (reports/lono/h200-i8choice-route/)
+                        Method("i8nhwc90+i8gemm90", "repick", 12, route=("i8nhwc90",)))),
     # the Orin-sized models: the whole GPU and 16/32-SM partitions, sms a feature; f16nhwc repick (the default)
     ShippedRun("h200-sm87", ("sweeps/h200.parquet", "sweeps/h200-nets.parquet", "sweeps/h200-sm16.parquet",
                              "sweeps/h200-sm16-nets.parquet", "sweeps/h200-sm32.parquet",

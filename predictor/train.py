@@ -295,12 +295,13 @@ def train_family(df: pd.DataFrame, family: Key, *, sweep: Path, sweep_sha: str, 
 
 
 def route_members(family: Key, route: Sequence[str], models_dir: Path, slug: str) -> dict[str, TreeIR]:
-    """The models (``models_dir/<slug>-<member>.tree.json``) a choice routes over: members running every conv."""
+    """The models (``models_dir/<slug>-<member>.tree.json``) a choice routes over: members running every conv (one
+    where the choice holds a GEMM family: the pointwise problems then get the choice's own tree)."""
     conv = [f.value for f in family.families if f not in family.partial]
     wrong = [m for m in route if m not in conv]
-    if len(family.families) < 2 or wrong or len(set(route)) < 2:
+    if len(family.families) < 2 or wrong or len(set(route)) < (1 if family.partial else 2):
         raise TrainError(f"--route {' '.join(route)}: name two or more members of a choice that run every "
-                         f"convolution (here: {', '.join(conv)})")
+                         f"convolution, or one of a choice with a GEMM family (here: {', '.join(conv)})")
     paths = {m: models_dir / f"{slug}-{m}.tree.json" for m in route}
     absent = [str(p) for p in paths.values() if not p.is_file()]
     if absent:
