@@ -38,6 +38,13 @@ ROUTER_CV_GROUPS = "network"
 WEIGHT_FLOOR = 1e-3
 
 
+def can_route(key: Any, members: Sequence[str]) -> bool:
+    """Whether choice ``key`` can be routed over ``members``: two or more of its members that run every convolution,
+    or one where it holds a GEMM family (its pointwise problems then get the choice's own tree)."""
+    conv = {f.value for f in key.families if f not in key.partial}
+    return len(key.families) > 1 and set(members) <= conv and len(set(members)) >= (1 if key.partial else 2)
+
+
 class RouterFit(NamedTuple):
     """A fitted router: the classifier (classes: member keys), its (depth, min leaf) and every grid point's CV
     score (mean log of best-member time over routed-member time, <= 0)."""
@@ -220,5 +227,5 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
     return cv, Fitted(RoutedModel(rf.clf, members, pw_model, feature), classes, grown), rf  # type: ignore[arg-type]
 
 
-__all__ = ["RouterFit", "RoutedModel", "family_best", "fit_router", "fit_routed", "route_ir", "routed_ir", "ROUTER_CV_GROUPS", "ROUTER_DEPTHS",
+__all__ = ["RouterFit", "RoutedModel", "family_best", "can_route", "fit_router", "fit_routed", "route_ir", "routed_ir", "ROUTER_CV_GROUPS", "ROUTER_DEPTHS",
            "ROUTER_MIN_LEAF", "WEIGHT_FLOOR"]

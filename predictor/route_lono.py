@@ -46,7 +46,7 @@ from .lono import Settings, load_sweeps, lono_split, network_groups, networks, r
 from .model_key import model_key
 from .portfolio import TrainError, family_table
 from .report_header import report_command
-from .route import ROUTER_CV_GROUPS, family_best, fit_router
+from .route import ROUTER_CV_GROUPS, family_best, fit_router, can_route
 from .schema import SweepFormatError, file_sha256
 
 _LOG = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool
     target = _option(cmd, "--target")
     n_groups = int(_option(cmd, "--groups", "0"))  # type: ignore[arg-type]
     conv = [f.value for f in key.families if f not in key.partial]
-    if not set(member_reports) <= set(conv) or len(member_reports) < (1 if key.partial else 2):
+    if not can_route(key, list(member_reports)):
         raise TrainError(f"--member: give reports of two or more of {conv}, or of one where the choice holds a GEMM "
                          f"family, as predictor.train --route routes (got {sorted(member_reports)})")
     df, described = load_sweeps([Path(p) for p in cmd if p.endswith(".parquet")])

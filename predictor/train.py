@@ -75,7 +75,7 @@ from .shipped import (  # noqa: F401 - re-exported: the shipped runs were define
     SHIPPED_DISPATCHERS, SHIPPED_RUNS, SHIPPED_SLUGS, Method, ShippedRun, shipped_selection,
 )
 from .targets import TARGETS
-from .route import RoutedModel, fit_routed, routed_ir
+from .route import RoutedModel, fit_routed, can_route, routed_ir
 from .tree_ir import Leaf, TreeIR
 from .summary import SCORING_NOTE, summary_markdown  # noqa: F401 - re-exported
 
@@ -298,8 +298,7 @@ def route_members(family: Key, route: Sequence[str], models_dir: Path, slug: str
     """The models (``models_dir/<slug>-<member>.tree.json``) a choice routes over: members running every conv (one
     where the choice holds a GEMM family: the pointwise problems then get the choice's own tree)."""
     conv = [f.value for f in family.families if f not in family.partial]
-    wrong = [m for m in route if m not in conv]
-    if len(family.families) < 2 or wrong or len(set(route)) < (1 if family.partial else 2):
+    if not can_route(family, route):
         raise TrainError(f"--route {' '.join(route)}: name two or more members of a choice that run every "
                          f"convolution, or one of a choice with a GEMM family (here: {', '.join(conv)})")
     paths = {m: models_dir / f"{slug}-{m}.tree.json" for m in route}
