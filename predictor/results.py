@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,8 @@ from typing import Sequence
 from .cli import run_main
 from .features import DEFAULT_FEATURE_SET, feature_set_of
 from .resources import source_root
+from .report_header import LonoProtocol
+from .report_header import lono_protocol as read_protocol
 from .schema import file_sha256
 
 _LOG = logging.getLogger(__name__)
@@ -65,37 +66,33 @@ def _table_after(text: str, heading: str) -> list[list[str]]:
     return rows[2:]  # header and rule
 
 
-def _model_kinds_line(report: Path) -> str:
-    """A ``predictor.lono`` report's ``- model kinds`` line (how its folds chose), or ``""``."""
-    return next((x for x in report.read_text().splitlines() if x.startswith("- model kinds")), "")
+def _protocol(report: Path) -> LonoProtocol:
+    """:func:`predictor.report_header.lono_protocol`, its error a :class:`ResultsError`."""
+    try:
+        return read_protocol(report)
+    except ValueError as e:
+        raise ResultsError(str(e)) from None
 
 
 def lono_protocol(report: Path) -> str:
     """How a ``predictor.lono`` report's folds chose their hyper-parameters: the portfolio sizes searched and the
     CV tolerance, as ``k 2-24, tol 0.002`` (its ``model kinds`` line)."""
-    line = _model_kinds_line(report)
-    ks = re.search(r"from \[([0-9, ]+)\]", line)
-    tol = re.search(r"tolerance ([0-9.]+)", line)
-    if not ks or not tol:
-        raise ResultsError(f"{report}: no portfolio sizes and CV tolerance in its model kinds line")
-    k = [int(x) for x in ks.group(1).split(",")]
-    by = lono_cv_groups(report)
-    return (f"k {k[0]}" + (f"-{k[-1]}" if len(k) > 1 else "") + f", tol {float(tol.group(1)):g}"
-            + (f", CV by {by}" if by != "problem" else ""))
+    p = _protocol(report)
+    k = p.k_grid
+    return (f"k {k[0]}" + (f"-{k[-1]}" if len(k) > 1 else "") + f", tol {float(p.tolerance):g}"
+            + (f", CV by {p.cv_groups}" if p.cv_groups != "problem" else ""))
 
 
 def lono_cv_groups(report: Path) -> str:
     """What the inner CV of a ``predictor.lono`` report's folds kept together in one fold
     (:data:`predictor.cv_folds.CV_GROUPS`): ``network`` where its model kinds line names ``--cv-groups``, else
     ``problem``."""
-    m = re.search(r"`--cv-groups (\w+)`", _model_kinds_line(report))
-    return m.group(1) if m else "problem"
+    return _protocol(report).cv_groups
 
 
 def lono_features(report: Path) -> str:
     """The feature set a ``predictor.lono`` report's trees read (its model kinds line; unnamed: the default set)."""
-    m = re.search(r"the trees read the feature set `(\w+)`", _model_kinds_line(report))
-    return m.group(1) if m else DEFAULT_FEATURE_SET
+    return _protocol(report).features or DEFAULT_FEATURE_SET
 
 
 def model_features(root: Path, slug: str, key: str) -> str:

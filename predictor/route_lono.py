@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import re
 import shlex
 import sys
 import time
@@ -45,7 +44,7 @@ from .fitting import POINTWISE
 from .lono import Settings, load_sweeps, lono_split, network_groups, networks, report_markdown
 from .model_key import model_key
 from .portfolio import TrainError, family_table
-from .report_header import report_command
+from .report_header import lono_protocol, report_command
 from .route import ROUTER_CV_GROUPS, family_best, fit_router, can_route
 from .schema import SweepFormatError, file_sha256
 
@@ -132,15 +131,6 @@ def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool
     return out[keep], pd.DataFrame(folds), described, key.value
 
 
-def _k_and_tolerance(report: Path) -> str:
-    """``k from [...]; tolerance ...`` as a ``predictor.lono`` report's model kinds line states them."""
-    line = next((x for x in (report / "REPORT.md").read_text().splitlines() if x.startswith("- model kinds")), "")
-    found = re.search(r"k from \[[0-9, ]+\]; tolerance [0-9.]+", line)
-    if not found:
-        raise TrainError(f"{report}: no portfolio sizes and CV tolerance in its model kinds line")
-    return found.group(0)
-
-
 def kinds_line(choice: Path, members: dict[str, Path], keep_pointwise: bool = False) -> str:
     """The report's ``- model kinds`` line (how the routed model's parts were chosen), and the reports it read."""
     cmd = report_command(choice, "predictor.lono")
@@ -152,7 +142,7 @@ def kinds_line(choice: Path, members: dict[str, Path], keep_pointwise: bool = Fa
                model_key(str(_option(cmd, "--family"))).partial else "")
             + ("; that report's folds keep each network's layers in one inner CV fold (`--cv-groups network`)"
                if _option(cmd, "--cv-groups") == "network" else "")
-            + f"; hyper-parameters of every fold chosen by grouped CV inside its training set ({_k_and_tolerance(choice)}"
+            + f"; hyper-parameters of every fold chosen by grouped CV inside its training set ({lono_protocol(choice).k_and_tolerance}"
             "), as predictor.train chooses them; in the per-fold table a `route` fold's k is its members, its depth and min leaf the "
             "router's, its configs the router's leaves and its CV geomean that of best member / routed member"
             + "".join(f"\n- leave-out picks `{r / 'layers.csv'}` sha256 `{file_sha256(r / 'layers.csv')}`"

@@ -8,6 +8,7 @@ import pytest
 
 from predictor import results
 from predictor.report_header import header_lines, report_command, report_date, report_sweeps
+from predictor.report_header import lono_protocol as read_protocol
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,9 +70,17 @@ def test_the_folds_protocol_is_read_from_the_report(tmp_path):
                    "and except the CV's groups: each network's layers kept in one fold (`--cv-groups network`)\n")
     assert results.lono_protocol(rep) == "k 2-4, tol 0, CV by network"
     assert results.lono_cv_groups(rep) == "network"
+    assert results.lono_features(rep) == "base"
+    rep.write_text("- model kinds: `soft`; ... (k from [24]; tolerance 0.0), as predictor.train chooses them; the "
+                   "trees read the feature set `tiles` (`--features`)\n")
+    assert read_protocol(rep) == ((24,), "0.0", "problem", "tiles")
+    assert read_protocol(tmp_path).k_and_tolerance == "k from [24]; tolerance 0.0"  # the folder holding it
+    assert results.lono_features(rep) == "tiles"
     rep.write_text("- model kinds: `soft`\n")
     with pytest.raises(results.ResultsError, match="no portfolio sizes"):
         results.lono_protocol(rep)
+    with pytest.raises(ValueError, match="REPORT.md: no portfolio sizes"):
+        read_protocol(tmp_path)
 
 
 def test_a_holdout_report_of_another_model_is_refused(tmp_path):
