@@ -4,8 +4,8 @@
 #   H200: the 400 dilated problems of session 31 (sweeps/runs/s31/dilated.csv), every f16nhwc90 and f16nhwc config,
 #         graph batches: training data for the H200 models (scripts/device_s36.sh).
 #   else: its CPU cores run two leave-out experiments on the pointwise side of the routed fp16 choice
-#         f16nhwc+f16nhwc90+f16gemm90 (scripts/device_lono.sh: `soft10` and `blend` with the `tiles` features; the
-#         shipped side is `cost` on the `base` features), resumable across calls.
+#         f16nhwc+f16nhwc90+f16gemm90 (scripts/device_lono.sh: `soft` with its inner CV grouped by network, as the
+#         shipped `f16nhwc90`, and `blend`; the shipped side is `cost`), resumable across calls.
 #   KEEP="sweeps/runs/s31/dilated.csv $(cat CHOICE3_SWEEPS)" bash scripts/device_tree.sh slim; then this (carry
 #   [".whl/nvidia_cutlass-4.2.0.0-py3-none-any.whl", ".whl/sk", "lono-parts"] -- lono-parts only once it holds folds);
 #   results in $OUT
@@ -21,6 +21,6 @@ sweeps="sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet sw
   sweeps/h200-graph-gemm90-epi.parquet sweeps/h200-gemm90-nosrc.parquet sweeps/h200-graph-gemm90-nosrc.parquet
   sweeps/h200-graph-f16.parquet sweeps/h200-sm90-k32.parquet sweeps/h200-graph-sm90-k32.parquet
   sweeps/h200-sm90-nosrc.parquet sweeps/h200-graph-sm90-nosrc.parquet"
-common="$(echo $sweeps) --family f16nhwc+f16nhwc90+f16gemm90 --groups 6 --max-portfolio 24 --k-grid 24 --features tiles --jobs 3"
+common="$(echo $sweeps) --family f16nhwc+f16nhwc90+f16gemm90 --groups 6 --max-portfolio 24 --k-grid 24 --jobs 3"
 THREADS=${THREADS:-2} OMP=${OMP:-1} exec bash scripts/device_lono.sh "$OUT" \
-  choice3-soft10-tiles "$common --kind soft10" choice3-blend-tiles "$common --kind blend"
+  choice3-soft-network "$common --kind soft --cv-groups network" choice3-blend "$common --kind blend"
