@@ -5,6 +5,11 @@ classifier tree that sends each problem to one member family instead, whose own 
 exported model holds the router's splits with each member's tree shared under every router leaf that names it
 (:func:`predictor.tree_ir.graft`, a DAG that the printers write once per member).
 
+A choice's own tree on the pointwise problems (a choice holding a GEMM family, which runs only those, or one
+trained with ``--keep-pointwise``) decides the family there; where it answers a config of a member family, that
+member's model picks the config (it learned that family on all of its problems, the choice only on those every
+family measured): ``reports/lono/experiments/README.md``, session 46.
+
 The router learns, per training problem of the choice's table, which member family's configs hold the faster time
 (weighted by how much faster, ``|log ratio|``); its depth and minimum leaf are those of the best grouped-CV score
 (:func:`predictor.cv_folds._folds`), where a fold's problems are scored by the best config of the member its
@@ -118,13 +123,20 @@ def family_best(table: ShapeTable, families: Sequence[str]) -> np.ndarray:
 
 class RoutedModel:
     """A fitted routed choice: ``router`` (a classifier over member keys) sends each problem to its member's tree
-    (``members``); with ``pointwise`` (a choice holding a family that runs only pointwise problems) the problems
-    with ``pointwise > 0`` go to that tree instead, the choice's own over every config.  Saved as such a choice's
-    model; its IR is :func:`routed_ir`."""
+    (``members``); with ``pointwise`` (a choice holding a family that runs only pointwise problems, or one trained
+    with ``--keep-pointwise``) the problems with ``pointwise > 0`` go to that tree instead, the choice's own over
+    every config, and where it answers a config of a member family that member's tree picks the config
+    (:meth:`member_of`: the choice's tree chooses the family, the family's own model, trained on all of that
+    family's problems, the config).  Saved as such a choice's model; its IR is :func:`routed_ir`."""
 
     def __init__(self, router: Any, members: Mapping[str, TreeIR], pointwise: LeafTree | None, feature: int):
         self.router, self.members, self.pointwise, self.feature = router, dict(members), pointwise, feature
         self.kind = "route"
+
+    def member_of(self, label: str) -> str | None:
+        """The member a pointwise answer ``label`` (a config name) is handed to: its family's, if a member."""
+        family = KernelConfig.from_name(label).family.value
+        return family if family in self.members else None
 
     def predict(self, X: Any) -> np.ndarray:
         """Config name of every row of the integer feature matrix ``X``."""
@@ -132,7 +144,9 @@ class RoutedModel:
         out = np.empty(len(X), dtype=object)
         pw = X[:, self.feature] > 0 if self.pointwise is not None else np.zeros(len(X), bool)
         if pw.any():
-            out[pw] = self.pointwise.predict(X[pw])  # type: ignore[union-attr]
+            rows = X[pw]
+            out[pw] = [label if (m := self.member_of(label)) is None else self.members[m].predict(x)
+                       for label, x in zip(self.pointwise.predict(rows), rows.tolist())]  # type: ignore[union-attr]
         rest = np.nonzero(~pw)[0]
         if len(rest):
             sent = self.router.predict(X[rest][:, :self.router.n_features_in_])
@@ -144,13 +158,20 @@ def routed_ir(model: RoutedModel, classes: Sequence[str], meta: Mapping[str, Any
               check_X: Any = None) -> TreeIR:
     """The one exported model of ``model``: the router grafted onto its members (:func:`route_ir`), under a root
     split ``pointwise <= 0`` when it has a pointwise tree (:func:`predictor.tree_ir.compose`, that tree on the
-    right).  With ``check_X``: checked against the model."""
-    rest = route_ir(model.router, model.members, classes)
+    right, its leaves answering a member family's config grafted onto that member: each member's nodes once,
+    shared by both sides).  With ``check_X``: checked against the model."""
     if model.pointwise is None:
+        rest = route_ir(model.router, model.members, classes)
         ir = TreeIR(rest.feature_names, rest.classes, rest.nodes, dict(meta or {})).validate()
     else:
-        pw = TreeIR.from_sklearn(model.pointwise, feature_names(model.pointwise.tree_.n_features), classes=classes)
-        ir = compose(rest, pw, model.feature, 0, classes=classes, meta=meta)
+        router = TreeIR.from_sklearn(model.router, feature_names(model.router.n_features_in_),
+                                     classes=[str(c) for c in model.router.classes_])
+        answers = set(model.pointwise.node_labels) | {c for cs in model.pointwise.node_candidates or () for c in cs}
+        pw = TreeIR.from_sklearn(model.pointwise, feature_names(model.pointwise.tree_.n_features),
+                                 classes=sorted(answers))
+        top = compose(router, pw, model.feature, 0, classes=(*router.classes, *pw.classes))
+        ir = graft(top, model.members, classes=classes, meta=meta,
+                   member_of=lambda label: label if label in model.members else model.member_of(label))
     if check_X is not None:
         ir.check_against(model, check_X)
     return ir
@@ -166,9 +187,10 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
     families, the pointwise problems get a tree of ``kind`` over every config as
     :func:`predictor.fitting.fit_key` fits that side (its CV grouped by ``cv_groups``; the router's always by
     network, :data:`ROUTER_CV_GROUPS`); with ``keep_pointwise`` (a choice without them), the pointwise problems
-    keep the choice's own tree of ``kind``, fitted on all its problems, and the router sees the others.  The CV
-    result's out-of-fold picks: the member the router's CV sends a problem to, that (shipped, in-sample) member's
-    pick; the pointwise side's own CV.  ``features``: how many leading columns of ``X`` the router and the pointwise
+    keep the choice's own tree of ``kind``, fitted on all its problems, and the router sees the others.  Either
+    pointwise tree's answer of a member family's config is handed to that member (:meth:`RoutedModel.member_of`).
+    The CV result's out-of-fold picks: the member the router's CV sends a problem to, that (shipped, in-sample)
+    member's pick; the pointwise side's own CV, handed on likewise.  ``features``: how many leading columns of ``X`` the router and the pointwise
     tree read (the choice's feature set, :data:`predictor.features.FEATURE_SETS`; default all), the members all of
     theirs."""
     t0 = time.time()
@@ -203,18 +225,25 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
     settings = dict(k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid, weightings=weightings,
                     folds=folds, seed=seed, tolerance=tolerance, threads=threads, cv_groups=cv_groups)
     rows = np.nonzero(pw)[0]
+    def handed(c: str) -> bool:  # a pointwise answer the member of its family picks for (RoutedModel.member_of)
+        return KernelConfig.from_name(c).family.value in members
+
     if partial:  # as predictor.fitting.fit_key fits the pointwise side of such a choice
         sub, pcv, pfit = fit_side(table, Xc, rows, range(len(table.configs)), POINTWISE, {**settings, "kind": kind})
-        used |= set(pfit.classes)
+        used |= {c for c in pfit.classes if not handed(c)}
         if kind != "class":  # its candidates: any config of the model a pointwise problem can run
             set_candidates(pfit.model, sub, Xc[rows], sorted(used))
         picks[rows], single[rows] = pcv.model_picks, pcv.single_picks
         pw_model, parts = pfit.model, {"rest": router_cv, POINTWISE: pcv}
     elif keep_pointwise:  # the choice's own tree, as predictor.fitting.fit_key fits it, on its pointwise problems
         pcv, pfit = fit_key(table, Xc, kind, **settings)  # type: ignore[arg-type]
-        used |= set(pfit.classes)
+        used |= {c for c in pfit.classes if not handed(c)}
         picks[rows], single[rows] = pcv.model_picks[rows], pcv.single_picks[rows]
         pw_model, parts = pfit.model, {"rest": router_cv, POINTWISE: pcv}
+    for i in rows:  # out of fold too, a member family's answer is its (shipped, in-sample) member's pick
+        c = table.configs[picks[i]]
+        if handed(c):
+            picks[i] = index[members[KernelConfig.from_name(c).family.value].predict(X[i].tolist())]
     classes = tuple(c for c in table.configs if c in used)
     score = geomean_score(table.oracle, picked_times(table, picks))
     if parts:

@@ -16,7 +16,8 @@ parts, each a :mod:`predictor.lono` report of the same network groups:
 2. each held-out layer the router sends to a member gets that member's pick for the same layer from the
    member's report (``--member``: a model of that member that never saw the layer's network), timed in the
    choice's table; a pointwise layer of a choice holding a GEMM family keeps the choice report's pick (the
-   same fold's pointwise tree, which the routed model keeps);
+   same fold's pointwise tree, which the routed model keeps), unless that pick is a config of a member family:
+   then that member's pick for the layer (the routed model hands such an answer to the member);
 3. tuned: the member report's tuned time where its picks' times equal the choice table's (the same sweep
    times), else none; the **bound** of the fold's own configs is not known (the members' fold portfolios are
    not in their reports): ``–``.
@@ -39,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .cli import setup_logging
+from .config import KernelConfig
 from .features import DEFAULT_FEATURE_SET, FEATURE_NAMES, FEATURE_SETS
 from .fitting import POINTWISE
 from .lono import Settings, load_sweeps, lono_split, network_groups, networks, report_markdown
@@ -70,7 +72,8 @@ def held_out_groups(report: Path) -> set[frozenset[str]]:
 def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool = False
              ) -> tuple[pd.DataFrame, pd.DataFrame, list, str]:
     """(per-layer rows, per-fold rows, the sweeps read, the choice's key) of the routed choice (``keep_pointwise``: a
-    choice without a GEMM family whose pointwise layers keep its own tree, ``predictor.train --keep-pointwise``)."""
+    choice without a GEMM family whose pointwise layers keep its own tree's choice of family,
+    ``predictor.train --keep-pointwise``)."""
     cmd = report_command(choice, "predictor.lono")
     key = model_key(str(_option(cmd, "--family")))
     target = _option(cmd, "--target")
@@ -108,8 +111,11 @@ def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool
         tr = tr_all[routable[tr_all]]
         fit = fit_router(table.subset(tr), X[tr], best[tr], names, cv_groups=ROUTER_CV_GROUPS)
         sel = np.nonzero(out.network.isin(g).to_numpy() & routable[rows])[0]
-        sent = fit.clf.predict(X[rows[sel]]) if len(sel) else np.array([], object)
-        for i, m in zip(sel, sent):
+        sent = list(fit.clf.predict(X[rows[sel]])) if len(sel) else []
+        # a pointwise layer whose choice pick is of a member family: that member's pick (RoutedModel.member_of)
+        handed = [(i, f) for i in np.nonzero(out.network.isin(g).to_numpy() & ~routable[rows])[0]
+                  if (f := KernelConfig.from_name(str(out.at[i, "pick"])).family.value) in member_reports]
+        for i, m in [*zip(sel, sent), *handed]:
             pick = out.at[i, f"{m}:pick"]
             if not isinstance(pick, str):
                 raise TrainError(f"{member_reports[m]}: no pick for layer {out.at[i, 'shape_key']} of "
@@ -138,7 +144,8 @@ def kinds_line(choice: Path, members: dict[str, Path], keep_pointwise: bool = Fa
             "CV inside each fold's training problems, each network's layers kept in one CV fold) sends a layer to "
             "one member, whose pick is that member's leave-out pick for the layer ("
             + ", ".join(f"`{m}`: `{p}`" for m, p in members.items()) + ")"
-            + (f"; pointwise layers keep the `{_option(cmd, '--kind')}` pick of `{choice}`" if keep_pointwise or
+            + (f"; pointwise layers keep the `{_option(cmd, '--kind')}` pick of `{choice}`, or where that is a "
+               "config of a member family, that member's pick (the choice chooses the family)" if keep_pointwise or
                model_key(str(_option(cmd, "--family"))).partial else "")
             + ("; that report's folds keep each network's layers in one inner CV fold (`--cv-groups network`)"
                if _option(cmd, "--cv-groups") == "network" else "")
@@ -157,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a member's predictor.lono report folder, for each member the router chooses between")
     p.add_argument("--keep-pointwise", action="store_true",
                    help="a choice without a GEMM family trained with --keep-pointwise: its pointwise layers keep the "
-                        "choice report's picks")
+                        "choice report's choice of family")
     p.add_argument("--out", type=Path, required=True, help="output folder (REPORT.md, layers.csv)")
     return p
 

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -390,41 +390,44 @@ def common_features(*trees: TreeIR) -> tuple[str, ...]:
 
 
 def graft(router: TreeIR, members: Mapping[str, TreeIR], classes: Sequence[str] | None = None,
-          meta: Mapping[str, Any] | None = None) -> TreeIR:
+          meta: Mapping[str, Any] | None = None, member_of: Callable[[str], str | None] | None = None) -> TreeIR:
     """One model of a ``router`` whose leaf labels name ``members`` (its classes: the member keys), each router
     leaf replaced by its member's root: the router's splits first, then each member's nodes once, in
     ``router.classes`` order, shared by every router leaf naming it (a DAG; :attr:`TreeIR.shared`).
-    ``classes``: the table order, default the members' classes in that order.  Over the longest feature list of
-    the router and the members (:func:`common_features`).  Validated."""
+    ``member_of``: the member a leaf label hands its problems to, ``None`` for a leaf that stays as it is (a
+    config of the model); default: every label is a member key.  ``classes``: the table order, default the members'
+    classes in that order.  Over the longest feature list of the router and the members (:func:`common_features`).
+    Validated."""
     names = common_features(router, *members.values())
-    missing = [c for c in router.classes if c not in members]
+    to = member_of or (lambda label: label)
+    order = list(dict.fromkeys(m for m in map(to, router.classes) if m is not None))
+    missing = [m for m in order if m not in members]
     if missing:
         raise TreeIRError(f"the router names members {missing} that were not given")
-    if isinstance(router.nodes[0], Leaf):
+    if isinstance(router.nodes[0], Leaf) and to(router.nodes[0].label) is not None:
         raise TreeIRError("a router of one leaf: use its member alone")
-    splits = [i for i, x in enumerate(router.nodes) if isinstance(x, Split)]
-    new = {old: j for j, old in enumerate(splits)}
-    start, n = {}, len(splits)
-    for c in router.classes:
+    kept = [i for i, x in enumerate(router.nodes) if isinstance(x, Split) or to(x.label) is None]
+    new = {old: j for j, old in enumerate(kept)}
+    start, n = {}, len(kept)
+    for c in order:
         start[c] = n
         n += len(members[c].nodes)
 
     def child(i: int) -> int:
         x = router.nodes[i]
-        return start[x.label] if isinstance(x, Leaf) else new[i]
+        return start[to(x.label)] if isinstance(x, Leaf) and to(x.label) is not None else new[i]  # type: ignore[index]
 
     def moved(x: Node, k: int) -> Node:
         return Split(x.feature, x.threshold, x.left + k, x.right + k) if isinstance(x, Split) else x
 
     nodes: list[Node] = []
-    for i in splits:
+    for i in kept:
         x = router.nodes[i]
-        assert isinstance(x, Split)
-        nodes.append(Split(x.feature, x.threshold, child(x.left), child(x.right)))
-    for c in router.classes:
+        nodes.append(Split(x.feature, x.threshold, child(x.left), child(x.right)) if isinstance(x, Split) else x)
+    for c in order:
         nodes += [moved(x, start[c]) for x in members[c].nodes]
     table = tuple(classes) if classes is not None else tuple(dict.fromkeys(
-        label for c in router.classes for label in members[c].classes))
+        label for c in order for label in members[c].classes))
     return TreeIR(names, table, tuple(nodes), dict(meta or {})).validate()
 
 

@@ -132,8 +132,19 @@ def test_a_routed_choice_answers_its_router_and_members(routed) -> None:
     sent = model.router.predict(X[~pw])
     for x, f in zip(X[~pw].tolist(), sent):  # the conv problems: the routed member's own answer
         assert ir.predict(x) == irs[f].predict(x) and ir.candidates(x) == irs[f].candidates(x)
-    assert [ir.predict(x) for x in X[pw].tolist()] == list(model.pointwise.predict(X[pw]))
+    # the pointwise problems: the choice's own tree, which hands a member family's answer to that member
+    handed = 0
+    for x, own in zip(X[pw].tolist(), model.pointwise.predict(X[pw])):
+        f = own.split("_")[0]
+        if f in MEMBERS:
+            handed += 1
+            assert ir.predict(x) == irs[f].predict(x) and ir.candidates(x) == irs[f].candidates(x)
+        else:
+            assert f == "f16gemm90" and ir.predict(x) == own
+    assert 0 < handed < pw.sum()  # both kinds of answer met
+    assert list(model.predict(X)) == [ir.predict(x) for x in X.tolist()]
     assert any(c.startswith("f16gemm90_") for c in ir.classes)
+    assert set(ir.classes) == {c for n in ir.nodes if isinstance(n, Leaf) for c in n.choices}  # none unreachable
     for f in sorted(m.iterdir()):  # retrained from the same inputs: the same files
         assert f.read_bytes() == (routed.d / "again" / f.name).read_bytes(), f.name
 
@@ -182,7 +193,7 @@ def test_route_lono_takes_each_layer_from_its_routed_member(routed, tmp_path) ->
                     "--out", str(tmp_path / "bad")])
 
 
-def test_keep_pointwise_keeps_the_choices_own_tree_on_1x1_problems(routed, tmp_path) -> None:
+def test_keep_pointwise_keeps_the_choices_family_choice_on_1x1_problems(routed, tmp_path) -> None:
     import shutil
 
     import joblib
@@ -201,8 +212,11 @@ def test_keep_pointwise_keeps_the_choices_own_tree_on_1x1_problems(routed, tmp_p
     table = family_table(routed.df, model_key(CHOICE)).table
     X = table.features().to_numpy(dtype=np.int64)[:, :len(FEATURE_SETS["base"])]
     pw = X[:, FEATURE_NAMES.index("pointwise")] > 0
-    assert [ir.predict(x) for x in X[pw].tolist()] == list(model.pointwise.predict(X[pw]))
     irs = {f: TreeIR.load(tmp_path / f"synthetic-{f}.tree.json") for f in MEMBERS}
+    # on the 1x1 problems the choice's own tree chooses the family, whose member picks the config
+    assert [ir.predict(x) for x in X[pw].tolist()] == [
+        irs[own.split("_")[0]].predict(x) for x, own in zip(X[pw].tolist(), model.pointwise.predict(X[pw]))]
+    assert {own.split("_")[0] for own in model.pointwise.predict(X[pw])} == set(MEMBERS)
     assert all(ir.predict(x) == irs[f].predict(x) for x, f in zip(X[~pw].tolist(), model.router.predict(X[~pw])))
     plain = tmp_path / "plain"  # without it the router routes every problem
     shutil.copytree(tmp_path, plain, ignore=shutil.ignore_patterns(f"synthetic-{CHOICE}.*"))
@@ -253,7 +267,7 @@ def test_a_member_over_more_features(routed, tmp_path) -> None:
 
 def test_a_choice_routed_over_its_one_member(routed, tmp_path) -> None:
     """``--route f16nhwc90`` for the GEMM choice: its conv problems get that member's own answer (no router), its
-    pointwise ones the choice's own tree; retrained byte for byte; ``predictor.route_lono`` scores it so."""
+    pointwise ones the choice's own tree, an answer of the member's family handed to the member; retrained byte for byte; ``predictor.route_lono`` scores it so."""
     import shutil
 
     import joblib
@@ -279,7 +293,10 @@ def test_a_choice_routed_over_its_one_member(routed, tmp_path) -> None:
     pw = X[:, FEATURE_NAMES.index("pointwise")] > 0
     assert pw.any() and (~pw).any()
     assert all(ir.predict(x) == member.predict(x) for x in X[~pw].tolist())
-    assert [ir.predict(x) for x in X[pw].tolist()] == list(model.pointwise.predict(X[pw]))
+    own = model.pointwise.predict(X[pw])  # an f16nhwc90 answer there is the member's to give; f16nhwc stays
+    assert [ir.predict(x) for x in X[pw].tolist()] == [
+        member.predict(x) if o.startswith("f16nhwc90_") else o for x, o in zip(X[pw].tolist(), own)]
+    assert any(o.startswith("f16nhwc90_") for o in own) and ir.shared  # the member's nodes serve both sides
     assert list(model.predict(X)) == ir.predict_many(X.tolist())
     for f in sorted((tmp_path / "a").iterdir()):
         assert f.read_bytes() == (tmp_path / "b" / f.name).read_bytes(), f.name
