@@ -3,17 +3,43 @@
 # the `nvidia-h200` kind; data is named for the GPU that measured it):
 #   H200: the 400 dilated problems of session 31 (sweeps/runs/s31/dilated.csv), every f16nhwc90 and f16nhwc config,
 #         graph batches: training data for the H200 models (scripts/device_s36.sh).
-#   else: its CPU cores run two leave-out experiments on the pointwise side of the routed fp16 choice
+#   else (LONO=1): its CPU cores run two leave-out experiments on the pointwise side of the routed fp16 choice
 #         f16nhwc+f16nhwc90+f16gemm90 (scripts/device_lono.sh: `soft` with its inner CV grouped by network, as the
-#         shipped `f16nhwc90`, and `blend`; the shipped side is `cost`), resumable across calls.
-#   KEEP="sweeps/runs/s31/dilated.csv $(cat CHOICE3_SWEEPS)" bash scripts/device_tree.sh slim; then this (carry
-#   [".whl/nvidia_cutlass-4.2.0.0-py3-none-any.whl", ".whl/sk", "lono-parts"] -- lono-parts only once it holds folds);
-#   results in $OUT
+#         shipped `f16nhwc90`, and `blend`; the shipped side is `cost`), resumable across calls;
+#   else: the two fp16 choice dispatchers regenerated in session 46 (their 1x1 answers handed to the members), as
+#         scripts/device_s45.sh checks dispatchers: built there, GPU tests, every fp16 layer of the 14 held-out
+#         networks through it against cuDNN, outputs checked. Files are named for the GPU that ran them.
+#   KEEP="sweeps/runs/s31/dilated.csv export/dispatch_f16_choice3 export/dispatch_f16_choice \
+#     export/h200_conv_heuristics.hpp $(ls models/h200-f16*.tree.json)" bash scripts/device_tree.sh slim (LONO=1: KEEP
+#   the choice's sweeps instead); then this (carry [".whl/nvidia_cutlass-4.2.0.0-py3-none-any.whl"], with LONO=1
+#   also ".whl/sk" and, once it holds folds, "lono-parts"); results in $OUT
 set -uo pipefail
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $gpu"
 if [[ $gpu == *H200* ]]; then
   exec bash scripts/device_s36.sh
+fi
+if [ -z "${LONO:-}" ]; then
+  source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
+  device_start "$OUT" 580
+  case $gpu in *H100*) tag=h100 ;; *) tag=gpu ;; esac
+  for spec in "dispatch_f16_choice3 f16nhwc+f16nhwc90+f16gemm90 choice3" "dispatch_f16_choice f16nhwc+f16nhwc90 choice"; do
+    set -- $spec; dir=$1; fam=$2; name=$3
+    lib=build/$dir/h200_dispatch_sm_90a.so
+    ensure_dispatcher "export/$dir/h200_dispatch.cu" "$lib" $(( $(left) - 60 )) || { tail -20 /tmp/logs/build.log; continue; }
+    PREDICTOR_DISPATCHER=$lib step "gputests_$name" 60 python3 -m pytest -q -p no:cacheprovider -rs \
+      tests/test_tuning_gpu.py tests/test_torch_conv.py
+    tail -3 "/tmp/logs/gputests_$name.log"; cp "/tmp/logs/gputests_$name.log" "$OUT/"
+    for sh in 0/2 1/2; do
+      secs=$(( $(left) - 20 )); [ "$secs" -lt 30 ] && { echo "no time left for $name shard $sh"; break; }
+      step "f16_${name}_${sh%/2}" "$secs" python3 bench/vendor_layers.py --library "$lib" --family "$fam" \
+        --layers-dir bench/holdout/layers --shard "$sh" --out "$OUT/$tag-holdout-$name-shard${sh%/2}"
+      tail -4 "/tmp/logs/f16_${name}_${sh%/2}.log"
+    done
+  done
+  tar -czf "$OUT/logs.tgz" -C /tmp logs
+  echo "$(left) s left"
+  exit 0
 fi
 sweeps="sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet
   sweeps/h200-gemm90.parquet sweeps/h200-gemm90-small.parquet sweeps/h200-gemm90-swap.parquet
