@@ -21,7 +21,7 @@ if [[ $gpu == *H200* ]]; then
 fi
 if [ -z "${LONO:-}" ]; then
   source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
-  device_start "$OUT" 580
+  device_start "$OUT" "${BUDGET:-580}"
   case $gpu in *H100*) tag=h100 ;; *) tag=gpu ;; esac
   for spec in "dispatch_f16_choice3 f16nhwc+f16nhwc90+f16gemm90 choice3" "dispatch_f16_choice f16nhwc+f16nhwc90 choice"; do
     set -- $spec; dir=$1; fam=$2; name=$3
