@@ -18,9 +18,12 @@ if [[ $gpu == *H200* ]]; then
   exec bash scripts/device_s36.sh
 fi
 source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
-device_start "$OUT" 580
+device_start "$OUT" "${BUDGET:-580}"
 case $gpu in *H100*) tag=h100 ;; *) tag=gpu ;; esac
-for spec in "dispatch_sm90 f16nhwc90 sm90" "dispatch_f16_choice f16nhwc+f16nhwc90 choice"; do
+# SPECS: the dispatchers to check, "DIR FAMILY NAME" a line (scripts/device_s46.sh passes its own)
+mapfile -t specs <<< "${SPECS:-dispatch_sm90 f16nhwc90 sm90
+dispatch_f16_choice f16nhwc+f16nhwc90 choice}"
+for spec in "${specs[@]}"; do
   set -- $spec; dir=$1; fam=$2; name=$3
   lib=build/$dir/h200_dispatch_sm_90a.so
   ensure_dispatcher "export/$dir/h200_dispatch.cu" "$lib" $(( $(left) - 60 )) || { tail -20 /tmp/logs/build.log; continue; }

@@ -19,27 +19,9 @@ echo "GPU: $gpu"
 if [[ $gpu == *H200* ]]; then
   exec bash scripts/device_s36.sh
 fi
-if [ -z "${LONO:-}" ]; then
-  source scripts/device_env.sh > /dev/null || { echo "wheel install failed"; exit 1; }
-  device_start "$OUT" "${BUDGET:-580}"
-  case $gpu in *H100*) tag=h100 ;; *) tag=gpu ;; esac
-  for spec in "dispatch_f16_choice3 f16nhwc+f16nhwc90+f16gemm90 choice3" "dispatch_f16_choice f16nhwc+f16nhwc90 choice"; do
-    set -- $spec; dir=$1; fam=$2; name=$3
-    lib=build/$dir/h200_dispatch_sm_90a.so
-    ensure_dispatcher "export/$dir/h200_dispatch.cu" "$lib" $(( $(left) - 60 )) || { tail -20 /tmp/logs/build.log; continue; }
-    PREDICTOR_DISPATCHER=$lib step "gputests_$name" 60 python3 -m pytest -q -p no:cacheprovider -rs \
-      tests/test_tuning_gpu.py tests/test_torch_conv.py
-    tail -3 "/tmp/logs/gputests_$name.log"; cp "/tmp/logs/gputests_$name.log" "$OUT/"
-    for sh in 0/2 1/2; do
-      secs=$(( $(left) - 20 )); [ "$secs" -lt 30 ] && { echo "no time left for $name shard $sh"; break; }
-      step "f16_${name}_${sh%/2}" "$secs" python3 bench/vendor_layers.py --library "$lib" --family "$fam" \
-        --layers-dir bench/holdout/layers --shard "$sh" --out "$OUT/$tag-holdout-$name-shard${sh%/2}"
-      tail -4 "/tmp/logs/f16_${name}_${sh%/2}.log"
-    done
-  done
-  tar -czf "$OUT/logs.tgz" -C /tmp logs
-  echo "$(left) s left"
-  exit 0
+if [ -z "${LONO:-}" ]; then  # the dispatcher check of scripts/device_s45.sh, on this session's two dispatchers
+  SPECS="dispatch_f16_choice3 f16nhwc+f16nhwc90+f16gemm90 choice3
+dispatch_f16_choice f16nhwc+f16nhwc90 choice" exec bash scripts/device_s45.sh
 fi
 sweeps="sweeps/h200.parquet sweeps/h200-nets.parquet sweeps/h200-sm90.parquet sweeps/h200-sm90-nets.parquet
   sweeps/h200-gemm90.parquet sweeps/h200-gemm90-small.parquet sweeps/h200-gemm90-swap.parquet
