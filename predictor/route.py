@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Collection, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -48,6 +48,13 @@ def can_route(key: Any, members: Sequence[str]) -> bool:
     or one where it holds a GEMM family (its pointwise problems then get the choice's own tree)."""
     conv = {f.value for f in key.families if f not in key.partial}
     return len(key.families) > 1 and set(members) <= conv and len(set(members)) >= (1 if key.partial else 2)
+
+
+def handed_to(label: str, members: Collection[str]) -> str | None:
+    """The member a routed choice's pointwise answer ``label`` (a config name) is handed to: its family, if that is
+    one of ``members``; else ``None`` (the answer stands)."""
+    family = KernelConfig.from_name(label).family.value
+    return family if family in members else None
 
 
 class RouterFit(NamedTuple):
@@ -134,9 +141,8 @@ class RoutedModel:
         self.kind = "route"
 
     def member_of(self, label: str) -> str | None:
-        """The member a pointwise answer ``label`` (a config name) is handed to: its family's, if a member."""
-        family = KernelConfig.from_name(label).family.value
-        return family if family in self.members else None
+        """The member a pointwise answer ``label`` (a config name) is handed to (:func:`handed_to`)."""
+        return handed_to(label, self.members)
 
     def predict(self, X: Any) -> np.ndarray:
         """Config name of every row of the integer feature matrix ``X``."""
@@ -225,25 +231,22 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
     settings = dict(k_grid=k_grid, depth_grid=depth_grid, min_leaf_grid=min_leaf_grid, weightings=weightings,
                     folds=folds, seed=seed, tolerance=tolerance, threads=threads, cv_groups=cv_groups)
     rows = np.nonzero(pw)[0]
-    def handed(c: str) -> bool:  # a pointwise answer the member of its family picks for (RoutedModel.member_of)
-        return KernelConfig.from_name(c).family.value in members
-
     if partial:  # as predictor.fitting.fit_key fits the pointwise side of such a choice
         sub, pcv, pfit = fit_side(table, Xc, rows, range(len(table.configs)), POINTWISE, {**settings, "kind": kind})
-        used |= {c for c in pfit.classes if not handed(c)}
+        used |= {c for c in pfit.classes if handed_to(c, members) is None}
         if kind != "class":  # its candidates: any config of the model a pointwise problem can run
             set_candidates(pfit.model, sub, Xc[rows], sorted(used))
         picks[rows], single[rows] = pcv.model_picks, pcv.single_picks
         pw_model, parts = pfit.model, {"rest": router_cv, POINTWISE: pcv}
     elif keep_pointwise:  # the choice's own tree, as predictor.fitting.fit_key fits it, on its pointwise problems
         pcv, pfit = fit_key(table, Xc, kind, **settings)  # type: ignore[arg-type]
-        used |= {c for c in pfit.classes if not handed(c)}
+        used |= {c for c in pfit.classes if handed_to(c, members) is None}
         picks[rows], single[rows] = pcv.model_picks[rows], pcv.single_picks[rows]
         pw_model, parts = pfit.model, {"rest": router_cv, POINTWISE: pcv}
     for i in rows:  # out of fold too, a member family's answer is its (shipped, in-sample) member's pick
-        c = table.configs[picks[i]]
-        if handed(c):
-            picks[i] = index[members[KernelConfig.from_name(c).family.value].predict(X[i].tolist())]
+        m = handed_to(table.configs[picks[i]], members)
+        if m is not None:
+            picks[i] = index[members[m].predict(X[i].tolist())]
     classes = tuple(c for c in table.configs if c in used)
     score = geomean_score(table.oracle, picked_times(table, picks))
     if parts:
@@ -256,5 +259,5 @@ def fit_routed(table: ShapeTable, X: np.ndarray, kind: str, *, members: Mapping[
     return cv, Fitted(RoutedModel(rf.clf, members, pw_model, feature), classes, grown), rf  # type: ignore[arg-type]
 
 
-__all__ = ["RouterFit", "RoutedModel", "family_best", "can_route", "fit_router", "fit_routed", "route_ir", "routed_ir", "ROUTER_CV_GROUPS", "ROUTER_DEPTHS",
+__all__ = ["RouterFit", "RoutedModel", "family_best", "can_route", "handed_to", "fit_router", "fit_routed", "route_ir", "routed_ir", "ROUTER_CV_GROUPS", "ROUTER_DEPTHS",
            "ROUTER_MIN_LEAF", "WEIGHT_FLOOR"]

@@ -40,14 +40,13 @@ import numpy as np
 import pandas as pd
 
 from .cli import setup_logging
-from .config import KernelConfig
 from .features import DEFAULT_FEATURE_SET, FEATURE_NAMES, FEATURE_SETS
 from .fitting import POINTWISE
 from .lono import Settings, load_sweeps, lono_split, network_groups, networks, report_markdown
 from .model_key import model_key
 from .portfolio import TrainError, family_table
 from .report_header import lono_protocol, report_command
-from .route import ROUTER_CV_GROUPS, family_best, fit_router, can_route
+from .route import ROUTER_CV_GROUPS, can_route, family_best, fit_router, handed_to
 from .schema import SweepFormatError, file_sha256
 
 _LOG = logging.getLogger(__name__)
@@ -114,7 +113,7 @@ def evaluate(choice: Path, member_reports: dict[str, Path], keep_pointwise: bool
         sent = list(fit.clf.predict(X[rows[sel]])) if len(sel) else []
         # a pointwise layer whose choice pick is of a member family: that member's pick (RoutedModel.member_of)
         handed = [(i, f) for i in np.nonzero(out.network.isin(g).to_numpy() & ~routable[rows])[0]
-                  if (f := KernelConfig.from_name(str(out.at[i, "pick"])).family.value) in member_reports]
+                  if (f := handed_to(str(out.at[i, "pick"]), member_reports)) is not None]
         for i, m in [*zip(sel, sent), *handed]:
             pick = out.at[i, f"{m}:pick"]
             if not isinstance(pick, str):
