@@ -77,7 +77,10 @@ def _protocol(report: Path) -> LonoProtocol:
 def lono_protocol(report: Path) -> str:
     """How a ``predictor.lono`` report's folds chose their hyper-parameters: the portfolio sizes searched and the
     CV tolerance, as ``k 2-24, tol 0.002`` (its ``model kinds`` line)."""
-    p = _protocol(report)
+    return _protocol_cell(_protocol(report))
+
+
+def _protocol_cell(p: LonoProtocol) -> str:
     k = p.k_grid
     return (f"k {k[0]}" + (f"-{k[-1]}" if len(k) > 1 else "") + f", tol {float(p.tolerance):g}"
             + (f", CV by {p.cv_groups}" if p.cv_groups != "problem" else ""))
@@ -186,11 +189,13 @@ def headline_table(root: Path = ROOT) -> str:
     used: set[Path] = set()  # the held-out reports the rows quote
     for slug, key, kind, k in models:
         rep, s = lono_report(root, slug, key, kind, slugs)
-        by, shipped_by = lono_cv_groups(rep), model_cv_groups(root, slug, key)
+        protocol = _protocol(rep)  # the report's model kinds line, read once
+        by, shipped_by = protocol.cv_groups, model_cv_groups(root, slug, key)
         if by != shipped_by:
             raise ResultsError(f"{rep.relative_to(root)}: its folds' CV kept each {by} together, the shipped "
                                f"{slug}-{key} each {shipped_by}: run predictor.lono with --cv-groups {shipped_by}")
-        shipped_features, report_features = model_features(root, slug, key), lono_features(rep)
+        shipped_features = model_features(root, slug, key)
+        report_features = protocol.features or DEFAULT_FEATURE_SET
         if kind != "route" and report_features != shipped_features:  # a routed choice: its members' reports say
             raise ResultsError(f"{rep.relative_to(root)}: its trees read the feature set {report_features!r}, the "
                                f"shipped {slug}-{key}'s {shipped_features!r}: run predictor.lono with --features "
@@ -209,7 +214,7 @@ def headline_table(root: Path = ROOT) -> str:
         hold_cells = (f"{h.score} ({h.layers})", h.big) if h else ("—", "—")
         reports = f"`{rep.parent.relative_to(root)}`" + (f", `{hold_dir.relative_to(root)}`" if h else "")
         features = f", features `{shipped_features}`" if shipped_features != DEFAULT_FEATURE_SET else ""
-        lines.append(f"| `{slug}` `{key}` | `{kind}` ({k}){features} | {lono_protocol(rep)} | {s.score} ({s.layers}) | {s.big} "
+        lines.append(f"| `{slug}` `{key}` | `{kind}` ({k}){features} | {_protocol_cell(protocol)} | {s.score} ({s.layers}) | {s.big} "
                      f"| {s.tuned} | {hold_cells[0]} | {hold_cells[1]} | {reports} |")
     held_out = set().union(*(holdout_networks(r) for r in used))
     head = [
