@@ -41,17 +41,17 @@ extern "C" size_t pkd_workspace_bytes_{f}(const int64_t* s, int64_t sms) {{
   return most;
 }}
 
-extern "C" int pkd_conv2d_{f}(const int64_t* s, int64_t sms, void* x, void* w, void* y, float alpha,
+{member_tables}extern "C" int pkd_conv2d_{f}(const int64_t* s, int64_t sms, void* x, void* w, void* y, float alpha,
                                float beta, void* workspace, size_t workspace_bytes, void* stream,
                                int* chosen) {{
   // the pick, then (a kernel that cannot implement the problem) the rest of its leaf's candidates,
-  // then every other config in table order
-  int cand[NS::kMaxCandidates];
+  // {member_comment}then every other config in table order
+  int cand[NS::kMaxCandidates{member_slots}];
   int n = NS::candidates_{f}(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], cand, sms);
   if (chosen) *chosen = n < 0 ? n : cand[0];
   if (n < 0) return n;
-  for (int attempt = 0; attempt < n + NS::kNumConfigs_{f}; ++attempt) {{
-    int i = attempt < n ? cand[attempt] : attempt - n;
+{member_init}  for (int attempt = 0; attempt < n + NS::kNumConfigs_{f}; ++attempt) {{
+{member_picks}    int i = attempt < n ? cand[attempt] : attempt - n;
     bool again = false;
     for (int j = 0; attempt >= n && j < n; ++j) again = again || cand[j] == i;
     if (again) continue;
@@ -140,15 +140,52 @@ def parts_text(classes: int) -> str:
 #endif"""
 
 
-def family_code(fam: str, cfgs: Sequence[KernelConfig]) -> str:
-    """The C ABI of one family: its portfolio's run functions in table order, select and launch."""
+#: Where a choice's pick cannot run a problem (after its leaf's candidates): the pick of each member family's own
+#: model, through a table from the member's config index to the choice's (-1: a config the choice does not hold).
+MEMBER_TABLE = """\
+// member {m}'s config index -> its index in {f}'s table (-1: not held there)
+static const int kMemberPick_{f}_{m}[] = {{{mapping}}};
+static_assert(sizeof(kMemberPick_{f}_{m}) / sizeof(int) == NS::kNumConfigs_{m}, "member table mismatch");
+
+"""
+#: Appends member ``m``'s own pick to ``cand`` (unless the choice does not hold it or it is there already).
+MEMBER_PICK = """\
+      {{  // member {m}'s own pick
+        int j = NS::select_{m}(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], sms);
+        int i = j >= 0 ? kMemberPick_{f}_{m}[j] : -1;
+        bool again = i < 0;
+        for (int k = 0; k < n; ++k) again = again || cand[k] == i;
+        if (!again) cand[n++] = i;
+      }}
+"""
+
+
+def family_code(fam: str, cfgs: Sequence[KernelConfig], members: Sequence[tuple[str, Sequence[int]]] = ()) -> str:
+    """The C ABI of one family: its portfolio's run functions in table order, select and launch.  ``members``
+    (a choice): each member family with its own model in the header (its identifier) and, per config of that
+    model, its index in ``cfgs`` or -1: where the pick and its leaf's candidates cannot run a problem, the members'
+    own picks are tried next, in this order, before the rest of the table (:data:`MEMBER_TABLE`)."""
     runs = "\n".join(f"    &pk_run_{c.kernel_name},  // {i}: {c.name}" for i, c in enumerate(cfgs))
+    for m, mapping in members:
+        bad = [j for j in mapping if not -1 <= j < len(cfgs)]
+        if bad:
+            raise ValueError(f"{fam}: member {m}'s table maps to {bad[:3]}, outside the {len(cfgs)} configs")
+    member_text = {
+        "member_tables": "".join(MEMBER_TABLE.format(f=fam, m=m, mapping=", ".join(map(str, mapping)))
+                                 for m, mapping in members),
+        "member_comment": (f"then the own picks of its members {', '.join(m for m, _ in members)} (where this model holds them),\n"
+                           "  // " if members else ""),
+        "member_slots": f" + {len(members)}" if members else "",
+        "member_init": "  const int leaf = n;  // the members' picks are asked for only once the leaf's fail\n" if members else "",
+        "member_picks": ("    if (attempt == leaf) {\n" + "".join(MEMBER_PICK.format(f=fam, m=m) for m, _ in members)
+                         + "    }\n") if members else "",
+    }
     extent = cpp_output_extents({a: f"s[{i}]" for i, a in enumerate(ARGS) if a != "sms"})
     sizes = {ELEMENT_BYTES[c.family.spec.element_c] for c in cfgs}
     if len(sizes) != 1:
         raise ValueError(f"{fam}: configs write outputs of different element sizes {sorted(sizes)}")
     return FAMILY_CODE.format(f=fam, runs=runs, no_kernel=int(ResultCode.NO_KERNEL), p_expr=extent["P"],
-                               q_expr=extent["Q"], out_bytes=f"{sizes.pop()}")
+                               q_expr=extent["Q"], out_bytes=f"{sizes.pop()}", **member_text)
 
 
 #: Bytes of an output element (``FamilySpec.element_c``): the scratch output of first-call tuning.

@@ -14,8 +14,9 @@
     -1 (invalid shape), -2 (shape the family cannot run), -3 (no portfolio kernel can implement it),
     2 (workspace too small), 3/4 (initialisation/launch error).  When the predicted kernel cannot
     implement the problem, the rest of its leaf's candidates are tried (the model's next choices),
-    then the other portfolio kernels in table order (documented fallback); ``*chosen`` receives the
-    index that ran.
+    then, for a choice, the own picks of its member families' models in the same header (where the choice
+    holds them: an SM80 pick refuses a tensor of 2 GiB or more, its SM90 member's pick takes it), then the
+    other portfolio kernels in table order (documented fallback); ``*chosen`` receives the index that ran.
   - ``size_t pkd_workspace_bytes_<family>(shape, sms)``: workspace the call will need (the most any
     portfolio kernel needs, so it covers the tuned mode too).
   - **First-call tuning** (optional, for static shapes): ``int pkd_conv2d_tuned_<family>(...)``, the
@@ -76,6 +77,7 @@ from .emit import (
 )
 from .export_cpp import header_path, load_models, namespace_name
 from .model_key import CLI_HELP, Key, all_keys, cli_model_key, model_key
+from .tree_ir import TreeIR
 
 _LOG = logging.getLogger(__name__)
 
@@ -104,7 +106,8 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
     family_args = "" if families is None else "".join(f" --family {f}" for f in families)
     if families is None:
         families = default_families()
-    models = [m for m in load_models(models_dir, slug) if m[0].meta["family"] in families]
+    everything = load_models(models_dir, slug)
+    models = [m for m in everything if m[0].meta["family"] in families]
     if not models:
         raise FileNotFoundError(f"no {slug}-<family>.tree.json model of {list(families)} in {models_dir}")
     specific = _arch_specific(families)
@@ -121,7 +124,10 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
     ns = namespace_name(slug)
     portfolios = [(model_key(ir.meta["family"]).identifier, [KernelConfig.from_name(n) for n in ir.classes])
                   for ir, _ in models]
-    fam_code = [family_code(fam, cfgs) for fam, cfgs in portfolios]
+    members = [member_models(ir, everything) for ir, _ in models]
+    fam_code = [family_code(fam, cfgs, [(model_key(m.meta["family"]).identifier, member_table(ir, m)) for m, _ in mem])
+                for (fam, cfgs), (ir, _), mem in zip(portfolios, models, members)]
+    fallback = sorted({(m.meta["family"], sha) for mem in members for m, sha in mem})
     kernels = kernel_instances(c for _, cfgs in portfolios for c in cfgs)
     # architecture-specific families (SM90: sm_90a) fix the dispatcher's target
     needs = _arch_specific([c.family.value for c in kernels.values()])
@@ -141,7 +147,7 @@ def generate(models_dir: str | Path = "models", slug: str = "h200", export_dir: 
 // regenerate: python -m predictor.dispatcher generate --models-dir {display_path(models_dir)} --slug {slug} \
 --export-dir {display_path(export_dir)}{family_args}
 // models: {", ".join(f"{ir.meta['family']} sha256 {sha}" for ir, sha in models)}
-// CUTLASS conv2d fprop dispatcher: the portfolio's kernels + the exported selection header.
+{"".join(f"// member model (its pick is a fall-back): {fam} sha256 {sha}" + chr(10) for fam, sha in fallback)}// CUTLASS conv2d fprop dispatcher: the portfolio's kernels + the exported selection header.
 {requires_text(needs)}#include <array>
 #include <cstddef>
 #include <cstdint>
@@ -167,6 +173,23 @@ using PkdRunFn = int (*)({RUN_PARAMS});
     (out / "CMakeLists.txt").write_text(cmake_text(slug, needs, len(classes)))
     _LOG.info("wrote %s (%d kernels)", out / f"{slug}_dispatch.cu", len(kernels))
     return out / f"{slug}_dispatch.cu"
+
+
+def member_models(ir: TreeIR, models: Sequence[tuple[TreeIR, str]]) -> list[tuple[TreeIR, str]]:
+    """The models (with their sha256) among ``models`` of the member families of the choice ``ir`` models, in the
+    choice's family order (none for a single family's model): their picks are the dispatcher's fall-back where the
+    choice's pick and its leaf's candidates cannot run a problem."""
+    key = model_key(ir.meta["family"])
+    if len(key.families) < 2:
+        return []
+    by_family = {m.meta["family"]: (m, sha) for m, sha in models}
+    return [by_family[f.value] for f in key.families if f.value in by_family]
+
+
+def member_table(choice: TreeIR, member: TreeIR) -> list[int]:
+    """Per config of ``member``'s table, its index in ``choice``'s table, or -1 where the choice does not hold it."""
+    index = {name: i for i, name in enumerate(choice.classes)}
+    return [index.get(name, -1) for name in member.classes]
 
 
 def min_parts(source: str | Path) -> int:

@@ -11,8 +11,8 @@ families were all swept is scored as shipped (``models/<gpu>-<key>.tree.json``, 
 
 * score of a layer = fastest time of the key's whole grid / time of the config the shipped dispatcher
   runs: the pick, or where the pick's kernel cannot implement the layer (``cannot_implement``, e.g. an
-  SM80 kernel on a tensor of 2 GiB or more) the next of the leaf's candidates, then the model's other
-  configs in order, as the generated dispatchers do (:func:`dispatched`; a config with no ok row counts
+  SM80 kernel on a tensor of 2 GiB or more) the next of the leaf's candidates, then (a choice) its member
+  families' own models' picks, then the model's other configs in order, as the generated dispatchers do (:func:`dispatched`; a config with no ok row counts
   the layer's worst time); **tuned** = the fastest of the pick's leaf candidates whose kernels take the layer
   (first-call tuning; none: what the static path runs);
   **bound** = the best of the model's own configs;
@@ -85,13 +85,24 @@ def cannot_implement(df: pd.DataFrame, key: Key) -> dict[str, set[str]]:
     return out
 
 
-def dispatched(candidates: Sequence[str], configs: Sequence[str], refused: set[str]) -> str:
-    """The config a generated dispatcher runs: the first of the leaf's ``candidates``, then of the model's other
-    ``configs`` in order, whose kernel does not refuse the problem (the pick when all refuse)."""
-    for c in (*candidates, *(c for c in configs if c not in candidates)):
+def dispatched(candidates: Sequence[str], configs: Sequence[str], refused: set[str],
+               members: Sequence[str] = ()) -> str:
+    """The config a generated dispatcher runs: the first of the leaf's ``candidates``, then of ``members`` (a
+    choice's members' own picks, :func:`predictor.dispatcher.member_models`), then of the model's other ``configs``
+    in order, whose kernel does not refuse the problem (the pick when all refuse)."""
+    for c in dict.fromkeys((*candidates, *(m for m in members if m in configs), *configs)):
         if c not in refused:
             return c
     return candidates[0]
+
+
+def member_models(gpu: str, key: Key, models: Path | None = None) -> list[LoadedModel]:
+    """The models of a choice's member families that the run holds (:func:`_path`), in family order; none for a
+    single family: their picks are the dispatchers' fall-back after the leaf's candidates."""
+    if len(key.families) < 2:
+        return []
+    keys = [model_key(f.value) for f in key.families]
+    return [_model(gpu, k, models) for k in keys if _path(gpu, k, models).is_file()]
 
 
 def score_key(df: pd.DataFrame, key: Key, gpu: str, nets: dict[str, list[str]], trained: dict[str, set[str]],
@@ -110,7 +121,9 @@ def score_key(df: pd.DataFrame, key: Key, gpu: str, nets: dict[str, list[str]], 
     cands = [model.ir.candidates(x) for x in X]
     refused = cannot_implement(df, key)
     refusing = [refused.get(str(k), set()) for k in table.keys]
-    runs = [dispatched(c, model.ir.classes, no) for c, no in zip(cands, refusing)]
+    members = member_models(gpu, key, models)
+    member_picks = [[m.ir.predict(x) for m in members] for x in X] if members else [[]] * len(X)
+    runs = [dispatched(c, model.ir.classes, no, mp) for c, no, mp in zip(cands, refusing, member_picks)]
     pick_t = picked_times(table, np.array([col(r) for r in runs]))
     # first-call tuning times the leaf's candidates whose kernels take the layer, else runs as the static path
     tried = [[c for c in cs if c not in no] or [r] for cs, no, r in zip(cands, refusing, runs)]
@@ -141,7 +154,8 @@ def report_markdown(layers: pd.DataFrame, *, command: str, sweeps: Sequence[tupl
     lines += [f"- model `{p}` sha256 `{file_sha256(p)}`" for p in models]
     lines += ["- score of a layer = fastest time of the whole grid / time of the shipped pick (where its kernel cannot "
               "implement the layer, of the config the generated dispatcher falls back to: the next of the leaf's "
-              "candidates, then the model's other configs, column `runs` of layers.csv); **tuned** = the "
+              "candidates, then a choice's members' own picks, then the model's other configs, column `runs` of "
+              "layers.csv); **tuned** = the "
               "fastest of the leaf's candidates whose kernels take the layer (first-call tuning; none: what the "
               "static path runs); **bound** = the best of the model's own "
               "configs; **new shapes** = layers whose shape is in no training sweep of the shipped run; a layer "

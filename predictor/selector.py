@@ -28,8 +28,8 @@ Errors and fallbacks:
   ``ValueError`` naming ``gpu``/``family``);
 * the pick's kernel may still refuse a problem at run time: CUTLASS 2.x (SM80-family) conv kernels refuse
   an activation, filter or output of 2 GiB or more (``can_implement``).  The generated dispatchers then
-  run the next of :func:`candidates`, then the model's other configs; the held-out report scores what
-  they run (:mod:`predictor.holdout`).
+  run the next of :func:`candidates`, then (a choice) its member families' own picks, then the model's other
+  configs; the held-out report scores what they run (:mod:`predictor.holdout`).
 """
 from __future__ import annotations
 

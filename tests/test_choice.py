@@ -255,7 +255,8 @@ def test_header_without_a_choice_has_no_family_field(tmp_path: Path, trained) ->
 # --------------------------------------------------------------------------- dispatcher
 def test_choice_dispatcher_is_generated(trained) -> None:
     pytest.importorskip("cutlass_library")
-    from predictor.dispatcher import build, generate, required_arch
+    from predictor.dispatcher import build, generate, member_models, member_table, required_arch
+    from predictor.export_cpp import load_models
 
     out = generate(trained.models, "synthetic", trained.export, trained.dir / "dispatch", families=["f16nhwc90+f16nhwc"])
     src = out.read_text()
@@ -273,6 +274,19 @@ def test_choice_dispatcher_is_generated(trained) -> None:
     assert src.count("PK_EXPORT_KERNEL_3X(") == len({c.kernel_name for c in cfgs if c.family is F90})
     assert src.count("PK_EXPORT_KERNEL(") == len({c.kernel_name for c in cfgs if c.family is F16})
     assert '#include "pk_runtime.h"\n#include "pk_runtime_sm90.h"\n' in src
+    # where the pick and its leaf's candidates cannot run a problem, the members' own models' picks come next,
+    # through tables from their configs to the choice's (-1 where it does not hold one)
+    members = member_models(ir, load_models(trained.models, "synthetic"))
+    assert [m.meta["family"] for m, _ in members] == [f for f in ("f16nhwc", "f16nhwc90")
+                                                      if (trained.models / f"synthetic-{f}.tree.json").is_file()]
+    assert members, "the fixture ships the members' models"
+    for m, sha in members:
+        ident, table = model_key(m.meta["family"]).identifier, member_table(ir, m)
+        assert f"// member model (its pick is a fall-back): {m.meta['family']} sha256 {sha}\n" in src
+        assert f"kMemberPick_{IDENT}_{ident}[] = {{{', '.join(map(str, table))}}};" in src
+        assert f"int j = NS::select_{ident}(" in src
+        assert [ir.classes[t] for t in table if t >= 0] == [c for c in m.classes if c in ir.classes]
+    assert f"int cand[NS::kMaxCandidates + {len(members)}];" in src
     assert required_arch(out) == "sm_90a"
     assert sorted(p.name for p in out.parent.iterdir()) == ["CMakeLists.txt", "pk_runtime.h", "pk_runtime_sm90.h",
                                                             "synthetic_dispatch.cu"]
@@ -281,6 +295,21 @@ def test_choice_dispatcher_is_generated(trained) -> None:
         build(out, "sm_90", compile_only=True)
     with pytest.raises(ValueError, match="different tensors"):
         generate(trained.models, "synthetic", trained.export, trained.dir / "d2", families=["i8nc32+f16nhwc"])
+
+
+def test_member_table_maps_member_configs_into_the_choice() -> None:
+    from predictor.dispatcher import member_table
+
+    choice, member = SimpleNamespace(classes=("a", "b", "c")), SimpleNamespace(classes=("c", "x", "a"))
+    assert member_table(choice, member) == [2, -1, 0]  # type: ignore[arg-type]
+
+
+def test_a_single_family_dispatcher_has_no_member_fallback(trained) -> None:
+    pytest.importorskip("cutlass_library")
+    from predictor.dispatcher import generate
+
+    src = generate(trained.models, "synthetic", trained.export, trained.dir / "d90", families=["f16nhwc90"]).read_text()
+    assert "kMemberPick" not in src and "member model" not in src and "int cand[NS::kMaxCandidates];" in src
 
 
 # --------------------------------------------------------------------------- leave one network out

@@ -89,6 +89,10 @@ def test_scores_the_config_the_dispatcher_runs() -> None:
     assert dispatched(["b", "a"], configs, {"a", "b"}) == "c"
     assert dispatched(["b", "a"], configs, {"a", "b", "c"}) == "d"
     assert dispatched(["b", "a"], configs, set(configs)) == "b"  # all refuse: the pick (the dispatcher's error)
+    # a choice: its members' own picks after the leaf's candidates (one it does not hold is skipped), then the table
+    assert dispatched(["b", "a"], configs, {"a", "b"}, ["x", "d"]) == "d"
+    assert dispatched(["b", "a"], configs, {"a", "b", "d"}, ["x", "d"]) == "c"
+    assert dispatched(["b"], configs, {"b"}, ["b", "c"]) == "c"
     df = pd.DataFrame({"shape_key": ["s1", "s1", "s2", "s2"], "family": ["f16nhwc", "f16nhwc90", "f16nhwc", "i8nc32"],
                        "config": ["a", "b", "c", "d"],
                        "status": ["cannot_implement", "ok", "cannot_implement", "cannot_implement"]})

@@ -186,9 +186,26 @@ def only_sm80_fp16(disp, fam) -> bool:
     return all(n.startswith("f16nhwc_") for n in disp.config_names(fam))
 
 
+def member_picks(disp, fam, shape) -> list[int]:
+    """The dispatcher's table indices of the own picks of ``fam``'s member families that ship a model of their own
+    (the shipped ``h200`` models, which the dispatcher was generated from), in family order, where it holds them."""
+    import predictor
+    from predictor.model_key import model_key
+    from predictor.resources import models_dir
+
+    members = model_key(fam).families
+    if len(members) < 2:
+        return []
+    names = disp.config_names(fam)
+    n, c, h, w, k, r, s, stride, pad, dil = shape
+    picks = [predictor.select(n, c, h, w, k, r, s, stride=stride, pad=pad, dilation=dil, family=m.value, sms=sms()).name
+             for m in members if (models_dir() / f"h200-{m.value}.tree.json").is_file()]
+    return [names.index(p) for p in picks if p in names]
+
+
 def test_fallback_runs_the_leafs_next_candidate(disp, fam) -> None:
-    """When the pick cannot implement the problem, the leaf's next candidate that can runs (then the
-    rest of the table): the model's next choice, not the first kernel in table order."""
+    """When the pick cannot implement the problem, the leaf's next candidate that can runs, then (a choice) its
+    members' own picks, then the rest of the table: the models' next choices, not the first kernel in table order."""
     shape = TOO_BIG_FOR_SM80
     if only_sm80_fp16(disp, fam):
         pytest.skip(f"{fam} holds only SM80 fp16 kernels, none of which can run it")
@@ -200,9 +217,10 @@ def test_fallback_runs_the_leafs_next_candidate(disp, fam) -> None:
     st, idx, _ = run(disp, fam, shape, x, wt, y)
     torch.cuda.synchronize()
     assert st == 0 and idx != cands[0]
-    # SM90 kernels take any size: the leaf's first of them, else the table's first outside the leaf
-    runnable = [i for i, n in zip(cands, names) if not n.startswith("f16nhwc_")]
-    runnable += [i for i, n in enumerate(disp.config_names(fam)) if i not in cands and not n.startswith("f16nhwc_")]
+    # SM90 kernels take any size: the leaf's first of them, else the members' picks', else the table's first
+    table = disp.config_names(fam)
+    order = list(dict.fromkeys([*cands, *member_picks(disp, fam, shape), *range(len(table))]))
+    runnable = [i for i in order if not table[i].startswith("f16nhwc_")]
     assert idx == runnable[0]
     assert close(y, reference(shape, x, wt))
 
