@@ -10,7 +10,8 @@
 #         network of that layer) through dispatch_f16_choice and dispatch_f16_choice3 against cuDNN, outputs checked
 #         (bench/vendor_layers.py). Files are named for the GPU that ran them.
 #   else: only says which GPU came and stops (every other H100 measurement is committed: sweeps/runs/s31, s36, s45, s46).
-#   KEEP="sweeps/runs/s31/dilated.csv export/dispatch_f16_choice export/dispatch_f16_choice3 export/dispatch_i8_choice3
+#   KEEP="sweeps/runs/s31/dilated.csv models/__init__.py export/__init__.py export/dispatch_f16_choice
+#     export/dispatch_f16_choice3 export/dispatch_i8_choice3
 #     export/h200_conv_heuristics.hpp $(ls models/h200-f16*.tree.json models/h200-i8nhwc*.tree.json)
 #     bench/holdout/layers/deeplabv3_mobilenet_v3_large.csv" bash scripts/device_tree.sh slim; then this (carry
 #   [".whl/nvidia_cutlass-4.2.0.0-py3-none-any.whl"]); bash scripts/device_tree.sh restore; results in $OUT
