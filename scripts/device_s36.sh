@@ -6,10 +6,10 @@
 #   else: the held-out network layers (bench/holdout/layers, 14 networks) with every f16nhwc90 and f16nhwc config:
 #         the H200-trained models scored in that GPU's time on layers whose H200 scores are known, which tells
 #         "another GPU" from "dilation" in session 31's H100 result (sweeps/runs/s31/README.md).
-#   bash scripts/device_s36.sh          (carry [".whl/nvidia_cutlass-4.2.0.0-py3-none-any.whl"]; results in $OUT)
+#   [BUDGET=SECONDS] bash scripts/device_s36.sh   (default 575; carry [".whl/nvidia_cutlass-4.2.0.0-py3-none-any.whl"]; results in $OUT)
 set -uo pipefail
 source scripts/device_env.sh || { echo "wheel install failed"; exit 1; }
-device_start "$OUT" 575
+device_start "$OUT" "${BUDGET:-575}"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $gpu"
 if [[ $gpu == *H200* ]]; then
