@@ -165,7 +165,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       if (f_gemm_m <= INT64_C(35)) {
                         return 22;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
-                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                         if (f_pointwise <= INT64_C(0)) {
                           return 17;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -476,7 +476,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                             return 17;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                           }
                         } else {
-                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                           if (f_pointwise <= INT64_C(0)) {
                             const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                             if (f_mwaste_256 <= INT64_C(223)) {
@@ -802,7 +802,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                         return 18;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                         if (f_kwaste_64 <= INT64_C(250)) {
@@ -2001,7 +2001,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                             return 20;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                           }
                         } else {
-                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                           if (f_pointwise <= INT64_C(0)) {
                             const std::int64_t f_sms = sms;
                             if (f_sms <= INT64_C(82)) {
@@ -2077,7 +2077,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   if (f_tail_64x64 <= INT64_C(438)) {
                     const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_64x64 <= INT64_C(9)) {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         if (f_tail_64x64 <= INT64_C(18)) {
                           return 22;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -2407,7 +2407,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   } else {
                     const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x256 <= INT64_C(56)) {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                         if (f_ctas_64x64 <= INT64_C(19)) {
@@ -2492,7 +2492,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     if (f_tail_64x256 <= INT64_C(14)) {
                       return 20;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         return 11;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -2866,7 +2866,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                           }
                         }
                       } else {
-                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                         if (f_pointwise <= INT64_C(0)) {
                           if (f_nwaste_64 <= INT64_C(133)) {
                             return 20;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -3024,7 +3024,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       }
                     }
                   } else {
-                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                     if (f_pointwise <= INT64_C(0)) {
                       if (f_tail_64x64 <= INT64_C(171)) {
                         return 20;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -3250,7 +3250,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     } else {
                       const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                       if (f_ctas_64x64 <= INT64_C(10)) {
-                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                         if (f_pointwise <= INT64_C(0)) {
                           const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                           if (f_mwaste_128 <= INT64_C(319)) {
@@ -4279,7 +4279,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 }
               } else {
                 if (f_k_iters_64 <= INT64_C(45)) {
-                  const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                  const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                   if (f_pointwise <= INT64_C(0)) {
                     return 10;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -4494,7 +4494,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     if (f_tail_64x256 <= INT64_C(56)) {
                       return 18;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                         if (f_tail_256x64 <= INT64_C(415)) {
@@ -4706,7 +4706,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   }
                 } else {
                   if (f_gemm_k <= INT64_C(1904)) {
-                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                     if (f_pointwise <= INT64_C(0)) {
                       const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                       if (f_kwaste_64 <= INT64_C(11)) {
@@ -5206,7 +5206,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       return 11;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     }
                   } else {
-                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                     if (f_pointwise <= INT64_C(0)) {
                       const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                       if (f_ctas_64x64 <= INT64_C(239)) {
@@ -5632,7 +5632,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   } else {
                     const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x256 <= INT64_C(246)) {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                         if (f_ctas_64x64 <= INT64_C(235)) {
@@ -6271,7 +6271,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                               return 5;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             }
                           } else {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               return 15;  // i8nc32_t64x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -7506,7 +7506,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                           if (f_gemm_n <= INT64_C(480)) {
                             return 1;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                           } else {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               return 1;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -7611,7 +7611,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                           }
                         }
                       } else {
-                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                         if (f_pointwise <= INT64_C(0)) {
                           const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                           if (f_mwaste_64 <= INT64_C(12)) {
@@ -7847,7 +7847,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                             }
                           }
                         } else {
-                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                           if (f_pointwise <= INT64_C(0)) {
                             if (f_C <= INT64_C(256)) {
                               return 0;  // i8nc32_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -7886,7 +7886,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                         if (f_gemm_m <= INT64_C(21242)) {
                           return 13;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
-                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                           if (f_pointwise <= INT64_C(0)) {
                             return 7;  // i8nc32_t256x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                           } else {
@@ -7950,7 +7950,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                         if (f_tail_64x256 <= INT64_C(315)) {
                           const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                           if (f_tail_128x256 <= INT64_C(599)) {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               return 17;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -10298,7 +10298,7 @@ constexpr int select_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, std:
                   if (f_sms <= INT64_C(24)) {
                     return 8;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
-                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                     if (f_pointwise <= INT64_C(0)) {
                       const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_128x128 <= INT64_C(585)) {
@@ -10425,7 +10425,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                       if (f_gemm_m <= INT64_C(35)) {
                         out[0] = 22; out[1] = 23; out[2] = 0; return 3;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
-                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                         if (f_pointwise <= INT64_C(0)) {
                           out[0] = 17; out[1] = 18; out[2] = 20; return 3;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -10736,7 +10736,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                             out[0] = 17; out[1] = 22; out[2] = 0; return 3;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                           }
                         } else {
-                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                           if (f_pointwise <= INT64_C(0)) {
                             const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                             if (f_mwaste_256 <= INT64_C(223)) {
@@ -11062,7 +11062,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                         out[0] = 18; out[1] = 23; out[2] = 22; return 3;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                         if (f_kwaste_64 <= INT64_C(250)) {
@@ -12261,7 +12261,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                             out[0] = 20; out[1] = 18; out[2] = 0; return 3;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                           }
                         } else {
-                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                           if (f_pointwise <= INT64_C(0)) {
                             const std::int64_t f_sms = sms;
                             if (f_sms <= INT64_C(82)) {
@@ -12337,7 +12337,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                   if (f_tail_64x64 <= INT64_C(438)) {
                     const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                     if (f_ctas_64x64 <= INT64_C(9)) {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         if (f_tail_64x64 <= INT64_C(18)) {
                           out[0] = 22; out[1] = 11; out[2] = 13; return 3;  // i8nc32_t64x64x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -12667,7 +12667,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                   } else {
                     const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x256 <= INT64_C(56)) {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                         if (f_ctas_64x64 <= INT64_C(19)) {
@@ -12752,7 +12752,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                     if (f_tail_64x256 <= INT64_C(14)) {
                       out[0] = 20; out[1] = 23; out[2] = 0; return 3;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         out[0] = 11; out[1] = 23; out[2] = 0; return 3;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -13126,7 +13126,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                           }
                         }
                       } else {
-                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                         if (f_pointwise <= INT64_C(0)) {
                           if (f_nwaste_64 <= INT64_C(133)) {
                             out[0] = 20; out[1] = 23; out[2] = 18; return 3;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -13284,7 +13284,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                       }
                     }
                   } else {
-                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                     if (f_pointwise <= INT64_C(0)) {
                       if (f_tail_64x64 <= INT64_C(171)) {
                         out[0] = 20; out[1] = 18; out[2] = 0; return 3;  // i8nc32_t64x64x128_w32x32x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -13510,7 +13510,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                     } else {
                       const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                       if (f_ctas_64x64 <= INT64_C(10)) {
-                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                         if (f_pointwise <= INT64_C(0)) {
                           const std::int64_t f_mwaste_128 = ((((pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(128)) * INT64_C(128)));
                           if (f_mwaste_128 <= INT64_C(319)) {
@@ -14539,7 +14539,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                 }
               } else {
                 if (f_k_iters_64 <= INT64_C(45)) {
-                  const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                  const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                   if (f_pointwise <= INT64_C(0)) {
                     out[0] = 10; out[1] = 23; out[2] = 0; return 3;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s10_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
@@ -14754,7 +14754,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                     if (f_tail_64x256 <= INT64_C(56)) {
                       out[0] = 18; out[1] = 17; out[2] = 0; return 3;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     } else {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         const std::int64_t f_tail_256x64 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                         if (f_tail_256x64 <= INT64_C(415)) {
@@ -14966,7 +14966,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                   }
                 } else {
                   if (f_gemm_k <= INT64_C(1904)) {
-                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                     if (f_pointwise <= INT64_C(0)) {
                       const std::int64_t f_kwaste_64 = ((((pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)) - gemm_k) * INT64_C(1000)) / (pk_cdiv(gemm_k, INT64_C(64)) * INT64_C(64)));
                       if (f_kwaste_64 <= INT64_C(11)) {
@@ -15466,7 +15466,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                       out[0] = 11; out[1] = 12; out[2] = 22; return 3;  // i8nc32_t32x64x64_w32x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                     }
                   } else {
-                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                     if (f_pointwise <= INT64_C(0)) {
                       const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                       if (f_ctas_64x64 <= INT64_C(239)) {
@@ -15892,7 +15892,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                   } else {
                     const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                     if (f_tail_128x256 <= INT64_C(246)) {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         const std::int64_t f_ctas_64x64 = (pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64)));
                         if (f_ctas_64x64 <= INT64_C(235)) {
@@ -16531,7 +16531,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                               out[0] = 5; out[1] = 12; out[2] = 0; return 3;  // i8nc32_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             }
                           } else {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               out[0] = 15; out[1] = 16; out[2] = 12; return 3;  // i8nc32_t64x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -17766,7 +17766,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                           if (f_gemm_n <= INT64_C(480)) {
                             out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                           } else {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               out[0] = 1; out[1] = 0; out[2] = 2; return 3;  // i8nc32_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -17871,7 +17871,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                           }
                         }
                       } else {
-                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                         if (f_pointwise <= INT64_C(0)) {
                           const std::int64_t f_mwaste_64 = ((((pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(64)) * INT64_C(64)));
                           if (f_mwaste_64 <= INT64_C(12)) {
@@ -18107,7 +18107,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                             }
                           }
                         } else {
-                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                           if (f_pointwise <= INT64_C(0)) {
                             if (f_C <= INT64_C(256)) {
                               out[0] = 0; out[1] = 1; out[2] = 2; return 3;  // i8nc32_t128x128x128_w64x64x128_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -18146,7 +18146,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                         if (f_gemm_m <= INT64_C(21242)) {
                           out[0] = 13; out[1] = 7; out[2] = 1; return 3;  // i8nc32_t64x128x64_w32x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
-                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                           if (f_pointwise <= INT64_C(0)) {
                             out[0] = 7; out[1] = 14; out[2] = 0; return 3;  // i8nc32_t256x128x64_w64x64x64_i16x8x32_s4_sw1_optimized_strided_sk1_a16x16x8_clamp
                           } else {
@@ -18210,7 +18210,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                         if (f_tail_64x256 <= INT64_C(315)) {
                           const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                           if (f_tail_128x256 <= INT64_C(599)) {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               out[0] = 17; out[1] = 1; out[2] = 0; return 3;  // i8nc32_t64x32x64_w32x32x64_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -20558,7 +20558,7 @@ constexpr int candidates_i8nc32(std::int64_t N, std::int64_t C, std::int64_t H, 
                   if (f_sms <= INT64_C(24)) {
                     out[0] = 8; out[1] = 9; out[2] = 0; return 3;  // i8nc32_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                   } else {
-                    const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                    const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                     if (f_pointwise <= INT64_C(0)) {
                       const std::int64_t f_tail_128x128 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                       if (f_tail_128x128 <= INT64_C(585)) {
@@ -21086,7 +21086,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               if (f_tail_256x64 <= INT64_C(344)) {
                 return 23;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
-                const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                 if (f_pointwise <= INT64_C(0)) {
                   const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x256 <= INT64_C(218)) {
@@ -21493,7 +21493,7 @@ constexpr int select_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std
               }
             } else {
               if (f_waves_64x64 <= INT64_C(21)) {
-                const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                 if (f_pointwise <= INT64_C(0)) {
                   if (f_nwaste_128 <= INT64_C(843)) {
                     const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
@@ -22026,7 +22026,7 @@ constexpr int candidates_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H,
               if (f_tail_256x64 <= INT64_C(344)) {
                 out[0] = 23; out[1] = 28; out[2] = 25; return 3;  // f16nhwc_t64x128x32_w32x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb
               } else {
-                const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                 if (f_pointwise <= INT64_C(0)) {
                   const std::int64_t f_tail_128x256 = ((((((pk_cdiv(gemm_m, INT64_C(128)) * pk_cdiv(gemm_n, INT64_C(256))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                   if (f_tail_128x256 <= INT64_C(218)) {
@@ -22433,7 +22433,7 @@ constexpr int candidates_f16nhwc(std::int64_t N, std::int64_t C, std::int64_t H,
               }
             } else {
               if (f_waves_64x64 <= INT64_C(21)) {
-                const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                 if (f_pointwise <= INT64_C(0)) {
                   if (f_nwaste_128 <= INT64_C(843)) {
                     const std::int64_t f_tail_64x64 = ((((((pk_cdiv(gemm_m, INT64_C(64)) * pk_cdiv(gemm_n, INT64_C(64))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
@@ -23207,7 +23207,7 @@ constexpr int select_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std:
                 if (f_tail_64x256 <= INT64_C(11)) {
                   if (f_gemm_k <= INT64_C(440)) {
                     if (f_gemm_k <= INT64_C(328)) {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -23242,7 +23242,7 @@ constexpr int select_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       if (f_tail_128x256 <= INT64_C(11)) {
                         const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                         if (f_k_iters_64 <= INT64_C(5)) {
-                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                           if (f_pointwise <= INT64_C(0)) {
                             return 12;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                           } else {
@@ -24726,7 +24726,7 @@ constexpr int select_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std:
                         return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -24785,7 +24785,7 @@ constexpr int select_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std:
                     if (f_waves_64x64 <= INT64_C(21)) {
                       const std::int64_t f_H = H;
                       if (f_H <= INT64_C(26)) {
-                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                         if (f_pointwise <= INT64_C(0)) {
                           return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -24837,7 +24837,7 @@ constexpr int select_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std:
                       if (f_gemm_n <= INT64_C(808)) {
                         if (f_waves_64x256 <= INT64_C(5)) {
                           if (f_nwaste_256 <= INT64_C(234)) {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               return 2;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -25063,7 +25063,7 @@ constexpr int select_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std:
               if (f_k_iters_64 <= INT64_C(4)) {
                 const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                 if (f_mwaste_256 <= INT64_C(660)) {
-                  const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                  const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                   if (f_pointwise <= INT64_C(0)) {
                     if (f_nwaste_128 <= INT64_C(187)) {
                       return 19;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -26543,14 +26543,14 @@ constexpr int select_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, std:
                         if (f_C <= INT64_C(448)) {
                           const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                           if (f_tail_256x128 <= INT64_C(753)) {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               return 6;  // i8nhwc_t128x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
                               return 5;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             }
                           } else {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               return 8;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -28675,7 +28675,7 @@ constexpr int candidates_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, 
                 if (f_tail_64x256 <= INT64_C(11)) {
                   if (f_gemm_k <= INT64_C(440)) {
                     if (f_gemm_k <= INT64_C(328)) {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         out[0] = 12; out[1] = 11; out[2] = 0; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -28710,7 +28710,7 @@ constexpr int candidates_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, 
                       if (f_tail_128x256 <= INT64_C(11)) {
                         const std::int64_t f_k_iters_64 = pk_cdiv(gemm_k, INT64_C(64));
                         if (f_k_iters_64 <= INT64_C(5)) {
-                          const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                          const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                           if (f_pointwise <= INT64_C(0)) {
                             out[0] = 12; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t32x64x64_w32x32x64_i16x8x32_s6_sw1_optimized_strided_sk1_a16x16x8_clamp
                           } else {
@@ -30194,7 +30194,7 @@ constexpr int candidates_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, 
                         out[0] = 2; out[1] = 1; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       }
                     } else {
-                      const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                      const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                       if (f_pointwise <= INT64_C(0)) {
                         out[0] = 2; out[1] = 1; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                       } else {
@@ -30253,7 +30253,7 @@ constexpr int candidates_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, 
                     if (f_waves_64x64 <= INT64_C(21)) {
                       const std::int64_t f_H = H;
                       if (f_H <= INT64_C(26)) {
-                        const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                        const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                         if (f_pointwise <= INT64_C(0)) {
                           out[0] = 2; out[1] = 1; out[2] = 0; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                         } else {
@@ -30305,7 +30305,7 @@ constexpr int candidates_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, 
                       if (f_gemm_n <= INT64_C(808)) {
                         if (f_waves_64x256 <= INT64_C(5)) {
                           if (f_nwaste_256 <= INT64_C(234)) {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               out[0] = 2; out[1] = 5; out[2] = 1; return 3;  // i8nhwc_t128x128x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
@@ -30531,7 +30531,7 @@ constexpr int candidates_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, 
               if (f_k_iters_64 <= INT64_C(4)) {
                 const std::int64_t f_mwaste_256 = ((((pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)) - gemm_m) * INT64_C(1000)) / (pk_cdiv(gemm_m, INT64_C(256)) * INT64_C(256)));
                 if (f_mwaste_256 <= INT64_C(660)) {
-                  const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                  const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                   if (f_pointwise <= INT64_C(0)) {
                     if (f_nwaste_128 <= INT64_C(187)) {
                       out[0] = 19; out[1] = 0; out[2] = 1; return 3;  // i8nhwc_t64x64x128_w32x32x128_i16x8x32_s2_sw1_optimized_strided_sk1_a16x16x8_clamp
@@ -32011,14 +32011,14 @@ constexpr int candidates_i8nhwc(std::int64_t N, std::int64_t C, std::int64_t H, 
                         if (f_C <= INT64_C(448)) {
                           const std::int64_t f_tail_256x128 = ((((((pk_cdiv(gemm_m, INT64_C(256)) * pk_cdiv(gemm_n, INT64_C(128))) - INT64_C(1)) % sms) + INT64_C(1)) * INT64_C(1000)) / sms);
                           if (f_tail_256x128 <= INT64_C(753)) {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               out[0] = 6; out[1] = 5; out[2] = 8; return 3;  // i8nhwc_t128x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {
                               out[0] = 5; out[1] = 6; out[2] = 0; return 3;  // i8nhwc_t128x64x64_w64x32x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             }
                           } else {
-                            const std::int64_t f_pointwise = (((((INT64_C(1) / R) * (INT64_C(1) / S)) * (INT64_C(1) / stride)) * (INT64_C(1) / (pad + INT64_C(1)))) * (INT64_C(1) / dilation));
+                            const std::int64_t f_pointwise = (INT64_C(1) / ((((R * S) * stride) * dilation) + pad));
                             if (f_pointwise <= INT64_C(0)) {
                               out[0] = 8; out[1] = 5; out[2] = 6; return 3;  // i8nhwc_t256x64x64_w64x64x64_i16x8x32_s3_sw1_optimized_strided_sk1_a16x16x8_clamp
                             } else {

@@ -77,8 +77,10 @@ FEATURES: tuple[tuple[str, str], ...] = (
       for d, g, tiles in (("n", "gemm_n", (64, 128, 256)), ("m", "gemm_m", (64, 128, 256)), ("k", "gemm_k", (64,)))
       for t in tiles),
     # 1 exactly when a GEMM family implements the problem (1x1 filter, stride 1, pad 0, dilation 1;
-    # FamilySpec.implements): a choice with such a family routes on it (predictor.fitting.compose)
-    ("pointwise", "(1 // R) * (1 // S) * (1 // stride) * (1 // (pad + 1)) * (1 // dilation)"),
+    # FamilySpec.implements): a choice with such a family routes on it (predictor.fitting.compose).  Within LIMITS
+    # (R, S, stride, dilation >= 1, pad >= 0) the divisor is 1 exactly then, else larger: one division where
+    # (1 // R) * (1 // S) * ... (the same values, until session 47) took five, 30-50 ns of a routed Python select
+    ("pointwise", "1 // (R * S * stride * dilation + pad)"),
     # feature set "tiles" from here (FEATURE_SETS): the other tiles of the grids (SM90 64x96 / 128x192 / 256x96 ...,
     # SM80 32x64 / 64x32 ...): CTAs, share of the last wave (per mille), waves; N extent wasted by 32 / 96 / 192 tiles
     *((f"{kind}_{tm}x{tn}", expr.format(c=f"cdiv(gemm_m, {tm}) * cdiv(gemm_n, {tn})"))
