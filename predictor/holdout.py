@@ -12,9 +12,10 @@ families were all swept is scored as shipped (``models/<gpu>-<key>.tree.json``, 
 * score of a layer = fastest time of the key's whole grid / time of the config the shipped dispatcher
   runs: the pick, or where the pick's kernel cannot implement the layer (``cannot_implement``, e.g. an
   SM80 kernel on a tensor of 2 GiB or more) the next of the leaf's candidates, then (a choice) its member
-  families' own models' picks, then the model's other configs in order, as the generated dispatchers do (:func:`dispatched`; a config with no ok row counts
-  the layer's worst time); **tuned** = the fastest of the pick's leaf candidates whose kernels take the layer
-  (first-call tuning; none: what the static path runs);
+  families' own models' picks, then the model's other configs in order, as the generated dispatchers do
+  (:func:`dispatched`; a config with no ok row counts the layer's worst time); **tuned** = the fastest of
+  the pick's leaf candidates whose kernels take the layer (first-call tuning; none: what the static path
+  runs);
   **bound** = the best of the model's own configs;
 * each layer is marked **new shape** when no training sweep of the run holds its shape (any source).
 
