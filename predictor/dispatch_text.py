@@ -173,10 +173,11 @@ def family_code(fam: str, cfgs: Sequence[KernelConfig], members: Sequence[tuple[
     member_text = {
         "member_tables": "".join(MEMBER_TABLE.format(f=fam, m=m, mapping=", ".join(map(str, mapping)))
                                  for m, mapping in members),
-        "member_comment": (f"then the own picks of its members {', '.join(m for m, _ in members)} (where this model holds them),\n"
-                           "  // " if members else ""),
+        "member_comment": (f"then the own picks of its members {', '.join(m for m, _ in members)} "
+                           "(where this model holds them),\n  // " if members else ""),
         "member_slots": f" + {len(members)}" if members else "",
-        "member_init": "  const int leaf = n;  // the members' picks are asked for only once the leaf's fail\n" if members else "",
+        "member_init": ("  const int leaf = n;  // the members' picks are asked for only once the leaf's fail\n"
+                        if members else ""),
         "member_picks": ("    if (attempt == leaf) {\n" + "".join(MEMBER_PICK.format(f=fam, m=m) for m, _ in members)
                          + "    }\n") if members else "",
     }

@@ -76,7 +76,7 @@ from .emit import (
     runtime_headers, translation_unit_classes,
 )
 from .export_cpp import header_path, load_models, namespace_name
-from .model_key import CLI_HELP, Key, all_keys, cli_model_key, model_key
+from .model_key import CLI_HELP, Key, all_keys, cli_model_key, members_with_models, model_key
 from .tree_ir import TreeIR
 
 _LOG = logging.getLogger(__name__)
@@ -177,13 +177,10 @@ using PkdRunFn = int (*)({RUN_PARAMS});
 
 def member_models(ir: TreeIR, models: Sequence[tuple[TreeIR, str]]) -> list[tuple[TreeIR, str]]:
     """The models (with their sha256) among ``models`` of the member families of the choice ``ir`` models, in the
-    choice's family order (none for a single family's model): their picks are the dispatcher's fall-back where the
-    choice's pick and its leaf's candidates cannot run a problem."""
-    key = model_key(ir.meta["family"])
-    if len(key.families) < 2:
-        return []
+    choice's family order (:func:`predictor.model_key.members_with_models`; none for a single family's model): their
+    picks are the dispatcher's fall-back where the choice's pick and its leaf's candidates cannot run a problem."""
     by_family = {m.meta["family"]: (m, sha) for m, sha in models}
-    return [by_family[f.value] for f in key.families if f.value in by_family]
+    return [by_family[f] for f in members_with_models(model_key(ir.meta["family"]), by_family.__contains__)]
 
 
 def member_table(choice: TreeIR, member: TreeIR) -> list[int]:

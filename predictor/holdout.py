@@ -40,7 +40,7 @@ import pandas as pd
 
 from .cli import setup_logging
 from .lono import BIG_GFLOP, NET_PREFIX, _cell, _summ, gflop, load_sweeps
-from .model_key import CLI_HELP, Key, cli_model_key, model_key
+from .model_key import CLI_HELP, Key, cli_model_key, members_with_models, model_key
 from .portfolio import TrainError, best_of, family_table, picked_times
 from .report_header import header_lines
 from .resources import models_dir, source_root
@@ -98,12 +98,11 @@ def dispatched(candidates: Sequence[str], configs: Sequence[str], refused: set[s
 
 
 def member_models(gpu: str, key: Key, models: Path | None = None) -> list[LoadedModel]:
-    """The models of a choice's member families that the run holds (:func:`_path`), in family order; none for a
-    single family: their picks are the dispatchers' fall-back after the leaf's candidates."""
-    if len(key.families) < 2:
-        return []
-    keys = [model_key(f.value) for f in key.families]
-    return [_model(gpu, k, models) for k in keys if _path(gpu, k, models).is_file()]
+    """The models of a choice's member families that the run holds (:func:`_path`;
+    :func:`predictor.model_key.members_with_models`), in family order: their picks are the dispatchers' fall-back
+    after the leaf's candidates."""
+    return [_model(gpu, model_key(f), models)
+            for f in members_with_models(key, lambda f: _path(gpu, model_key(f), models).is_file())]
 
 
 def score_key(df: pd.DataFrame, key: Key, gpu: str, nets: dict[str, list[str]], trained: dict[str, set[str]],

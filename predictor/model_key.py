@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import itertools
 from dataclasses import dataclass
-from typing import Protocol, Union
+from typing import Callable, Protocol, Union
 
 from .config import FAMILY_SPECS, Family
 
@@ -156,6 +156,14 @@ def default_families(present: "list[str] | set[str]") -> list[str]:
     return [f for f in sorted(present) if f in known and Family(f).spec.operation == "conv"]
 
 
+def members_with_models(key: Key, has_model: Callable[[str], bool]) -> list[str]:
+    """The member families (values) of the choice ``key`` that have a model of their own (``has_model(value)``), in
+    the choice's family order; none for a single family.  Their picks are a generated dispatcher's fall-back where the
+    choice's pick and its leaf's candidates cannot run a problem (:func:`predictor.dispatcher.member_models`,
+    :func:`predictor.holdout.member_models`)."""
+    return [f.value for f in key.families if has_model(f.value)] if len(key.families) > 1 else []
+
+
 def choices() -> list[Choice]:
     """Every choice the families allow (each group of two or more families with identical tensors)."""
     out = []
@@ -195,5 +203,5 @@ CLI_HELP = (f"a family ({', '.join(f.value for f in Family)}) or a choice of fam
             f"some convolutions, {' or '.join(f.value for f in Family if FAMILY_SPECS[f].operation != 'conv')}, is "
             "routed by the pointwise feature)")
 
-__all__ = ["ModelKey", "Choice", "Key", "SEPARATOR", "model_key", "default_families", "choices", "all_keys", "sort_key", "cli_model_key",
+__all__ = ["ModelKey", "Choice", "Key", "SEPARATOR", "model_key", "default_families", "members_with_models", "choices", "all_keys", "sort_key", "cli_model_key",
            "CLI_HELP"]

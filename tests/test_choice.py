@@ -302,6 +302,12 @@ def test_member_table_maps_member_configs_into_the_choice() -> None:
 
     choice, member = SimpleNamespace(classes=("a", "b", "c")), SimpleNamespace(classes=("c", "x", "a"))
     assert member_table(choice, member) == [2, -1, 0]  # type: ignore[arg-type]
+    from predictor.model_key import members_with_models
+
+    three = model_key("f16nhwc+f16nhwc90+f16gemm90")
+    assert members_with_models(three, {"f16nhwc90", "f16gemm90"}.__contains__) == ["f16nhwc90", "f16gemm90"]
+    assert members_with_models(three, lambda f: f != "f16gemm90") == ["f16nhwc", "f16nhwc90"]
+    assert members_with_models(model_key("f16nhwc"), lambda f: True) == []  # a single family: none
 
 
 def test_a_single_family_dispatcher_has_no_member_fallback(trained) -> None:
