@@ -122,7 +122,7 @@ def score_key(df: pd.DataFrame, key: Key, gpu: str, nets: dict[str, list[str]], 
     refused = cannot_implement(df, key)
     refusing = [refused.get(str(k), set()) for k in table.keys]
     members = member_models(gpu, key, models)
-    member_picks = [[m.ir.predict(x) for m in members] for x in X] if members else [[]] * len(X)
+    member_picks = [[m.ir.predict(x) for m in members] for x in X]
     runs = [dispatched(c, model.ir.classes, no, mp) for c, no, mp in zip(cands, refusing, member_picks)]
     pick_t = picked_times(table, np.array([col(r) for r in runs]))
     # first-call tuning times the leaf's candidates whose kernels take the layer, else runs as the static path
