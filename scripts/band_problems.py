@@ -5,7 +5,8 @@
 Session 47 split `f16nhwc90`'s leave-out layers (`reports/lono/h200-f16nhwc90/layers.csv`) by kind: 227 of 2094 score
 under 0.95, at 15-18% of the layers whose fastest config takes 5-100 µs against 5% below and above, and more at
 N >= 8 and K >= 256; of its 2248 training problems only 459 are random or grid ones, 45 of them in that band (N >= 8,
-K >= 256, 5-100 µs): a fold that holds out a network keeps few problems like its layers (`sweeps/runs/s47/README.md`).
+K >= 256, 5-100 µs): a fold that holds out a network keeps few problems like its layers (`scripts/miss_bands.py`,
+`sweeps/runs/s47/miss-bands.txt`).
 This draws from the default set's own random stream (:func:`predictor.shapes.random_shapes`: 1x1 and other filters,
 stride 1/2, some dilation, log-uniform channels and sizes) and keeps the problems with N >= 8, K >= 256 and 0.5-40
 GFLOP (the band's layers: 5-95th percentile 0.7-35 GFLOP) that the family runs within the default memory bound,
