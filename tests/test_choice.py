@@ -310,6 +310,15 @@ def test_member_table_maps_member_configs_into_the_choice() -> None:
     assert members_with_models(model_key("f16nhwc"), lambda f: True) == []  # a single family: none
 
 
+def test_a_member_table_outside_the_choice_is_refused() -> None:
+    from predictor.dispatch_text import family_code
+
+    cfg = KernelConfig.from_name("f16nhwc_t128x128x32_w64x64x32_i16x8x16_s3_sw1_optimized_strided_sk1_a8x8x8_lincomb")
+    assert "kMemberPick_c_m[] = {0, -1};" in family_code("c", [cfg], [("m", [0, -1])])
+    with pytest.raises(ValueError, match=r"member m's table maps to \[1\], outside the 1 configs"):
+        family_code("c", [cfg], [("m", [0, 1])])
+
+
 def test_a_single_family_dispatcher_has_no_member_fallback(trained) -> None:
     pytest.importorskip("cutlass_library")
     from predictor.dispatcher import generate
