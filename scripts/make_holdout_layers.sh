@@ -8,11 +8,7 @@
 # MobileViT-S, DeepLabV3-MobileNetV3 at 1024x2048, SSDlite320.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=bench/holdout/layers
-mkdir -p "$out"
-while read -r model input; do
-  python -m predictor.layers "$model" --batch 1 8 32 --input "$input" --out "$out/${model#*:}.csv"
-done <<'LIST'
+bash scripts/write_layers.sh bench/holdout/layers <<'LIST'
 torchvision:mnasnet1_0 224
 torchvision:mobilenet_v3_small 224
 torchvision:regnet_x_8gf 224

@@ -12,11 +12,7 @@
 # EfficientFormer-L1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=bench/newnets/layers
-mkdir -p "$out"
-while read -r model input; do
-  python -m predictor.layers "$model" --batch 1 8 32 --input "$input" --out "$out/${model#*:}.csv"
-done <<'LIST'
+bash scripts/write_layers.sh bench/newnets/layers <<'LIST'
 timm:cs3darknet_m 640
 timm:darknet53 640
 timm:densenet161 224
