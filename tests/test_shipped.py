@@ -87,6 +87,16 @@ def test_retraining_reproduces_the_shipped_models(tmp_path: Path, monkeypatch: p
             assert (tmp_path / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
 
 
+def test_constraints_pin_the_versions_the_shipped_models_record() -> None:
+    """``constraints.txt`` (``pip install -e . -c constraints.txt``, README) pins exactly the libraries that every
+    shipped model records in ``meta.versions`` (its ``sklearn`` is the distribution ``scikit-learn``)."""
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    pins = dict(line.split("==") for line in lines if line and not line.startswith("#"))
+    for f in sorted((ROOT / "models").glob("*.tree.json")):
+        recorded = json.loads(f.read_text())["meta"]["versions"]
+        assert {("scikit-learn" if k == "sklearn" else k): v for k, v in recorded.items() if k != "python"} == pins, f.name
+
+
 @pytest.mark.parametrize("slug,family", [(r.slug, f) for r in SHIPPED_RUNS for f in all_keys()
                                          if (ROOT / "models" / f"{r.slug}-{f.value}.tree.json").exists()],
                          ids=str)
