@@ -18,6 +18,8 @@ the variable names.  Divisions are written as C++ ``/`` and ``%``, which agree w
 from __future__ import annotations
 
 import ast
+import functools
+from collections import Counter
 import enum
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence, Union
 
@@ -215,10 +217,54 @@ def shared_order(ir: TreeIR) -> list[int]:
     return order
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed(src: str) -> ast.expr:
+    """The syntax tree of the Python expression ``src`` (shared: never modified)."""
+    return ast.parse(src, mode="eval").body
+
+
+@functools.lru_cache(maxsize=None)
+def _dumps(src: str) -> tuple[tuple[ast.AST, str], ...]:
+    """Each node of :func:`_parsed` ``(src)`` with its ``ast.dump`` (what identifies an operation)."""
+    return tuple((n, ast.dump(n)) for n in ast.walk(_parsed(src)))
+
+
+@functools.lru_cache(maxsize=None)
+def _parts(src: str) -> Counter[str]:
+    """How often each operation occurs in ``src``."""
+    return Counter(d for n, d in _dumps(src) if isinstance(n, ast.BinOp))
+
+
+@functools.lru_cache(maxsize=None)
+def _largest_shared(f: str, g: str) -> frozenset[str]:
+    """The largest operations of expression ``g`` that expression ``f`` computes too (for ``g == f``: those ``f``
+    writes more than once)."""
+    dump = dict((id(n), d) for n, d in _dumps(g))
+    found = _parts(f)
+    least = 2 if f == g else 1
+    got: set[str] = set()
+    stack = [_parsed(g)]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.BinOp) and found[dump[id(n)]] >= least:
+            got.add(dump[id(n)])
+        elif isinstance(n, ast.BinOp):
+            stack += [n.left, n.right]
+        elif isinstance(n, ast.Call):
+            stack += n.args
+    return frozenset(got)
+
+
 def _python_walk(ir: TreeIR, at_hand: Mapping[str, str], exprs: Mapping[str, str], candidates: bool,
                  params: Sequence[str], lines: list[str]) -> Callable[[int, str], None]:
     """The statement writer of :func:`python_tree` and :func:`python_shared`: ``write(node, indent)`` appends to
-    ``lines`` the statements returning the answer of the subtree at ``node`` (a shared subtree below it: a call)."""
+    ``lines`` the statements returning the answer of the subtree at ``node`` (a shared subtree below it: a call).
+
+    A feature's expression reads what its path has computed: an operation that an earlier feature of the path
+    bound, or that is a whole earlier feature, is read from that variable (``tail_128x128`` after ``ctas_128x128``
+    reads ``f_ctas_128x128``); an operation that the feature repeats or that a feature below it on some path also
+    computes is bound with ``:=`` (``_v<n>``) where first evaluated.  Exact: each variable is assigned once on a path,
+    before any statement that reads it."""
     from .tree_ir import Leaf, Split
 
     if ir.shared and not params:
@@ -226,8 +272,60 @@ def _python_walk(ir: TreeIR, at_hand: Mapping[str, str], exprs: Mapping[str, str
     index = {c: i for i, c in enumerate(ir.classes)}
     shared = set(ir.shared)
     call = ", ".join(params)
+    trees = {name: _parsed(src) for name, src in exprs.items()}
+    dump = {id(n): d for src in exprs.values() for n, d in _dumps(src)}
+    parts = {name: _parts(src) for name, src in exprs.items()}
 
-    def walk(i: int, ind: str, have: frozenset[str], top: bool = False) -> None:
+    def wanted(f: str, later: frozenset[str]) -> frozenset[str]:
+        """The operations of ``f`` worth binding: those it repeats, and the largest ones of each feature in
+        ``later`` that ``f`` computes too (a later feature's whole expression aside: that is read from ``f_<f>``
+        only where equal to ``f``'s)."""
+        want = set(_largest_shared(exprs[f], exprs[f]))
+        for g in later:
+            want |= _largest_shared(exprs[f], exprs[g])
+        return frozenset(want - {dump[id(trees[f])]})
+
+    @functools.lru_cache(maxsize=None)
+    def expression(f: str, want: frozenset[str], reads: tuple[tuple[str, str], ...],
+                   n_bound: int) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """The source of feature ``f`` reading the variables of ``reads`` (operation, variable) and binding those of
+        ``want`` (``_v<n_bound>`` on), with its new bindings."""
+        known, new = dict(reads), []
+
+        def visit(n: ast.expr) -> ast.expr:
+            d = dump[id(n)]
+            if d in known:
+                return ast.Name(known[d], ast.Load())
+            if isinstance(n, ast.BinOp):
+                left = visit(n.left)  # evaluated before the right operand: its bindings come first
+                out: ast.expr = ast.BinOp(left, n.op, visit(n.right))
+                if d in want:  # numbered along the path: few locals (a call zeroes every local of its frame)
+                    known[d] = var = f"_v{n_bound + len(new)}"
+                    new.append((d, var))
+                    out = ast.NamedExpr(ast.Name(var, ast.Store()), out)
+                return out
+            if isinstance(n, ast.Call):
+                return ast.Call(n.func, [visit(a) for a in n.args], [])
+            return n
+
+        return ast.unparse(visit(trees[f])), tuple(new)
+
+    below: dict[int, frozenset[str]] = {}  # the computed features of a subtree, up to its shared subtrees
+
+    def computed_below(i: int, top: bool = False) -> frozenset[str]:
+        if i in shared and not top:
+            return frozenset()
+        if i not in below:
+            node = ir.nodes[i]
+            got: frozenset[str] = frozenset()
+            if isinstance(node, Split):
+                name = ir.feature_names[node.feature]
+                own = frozenset() if name in at_hand else frozenset((name,))
+                got = own | computed_below(node.left) | computed_below(node.right)
+            below[i] = got
+        return below[i]
+
+    def walk(i: int, ind: str, have: frozenset[str], known: dict[str, str], top: bool = False) -> None:
         node = ir.nodes[i]
         if i in shared and not top:
             lines.append(f"{ind}return _n{i}({call})")
@@ -242,14 +340,19 @@ def _python_walk(ir: TreeIR, at_hand: Mapping[str, str], exprs: Mapping[str, str
         name = ir.feature_names[node.feature]
         var = at_hand.get(name, f"f_{name}")
         if name not in at_hand and name not in have:
-            lines.append(f"{ind}{var} = {exprs[name]}")
+            later = (computed_below(node.left) | computed_below(node.right)) - have - {name}
+            reads = tuple((d, known[d]) for d in (*parts[name], dump[id(trees[name])]) if d in known)
+            src, bound = expression(name, wanted(name, later), reads, sum(v[:2] == "_v" for v in known.values()))
+            lines.append(f"{ind}{var} = {src}")
+            known = {**known, **dict(bound)}
+            known.setdefault(dump[id(trees[name])], var)  # (a feature equal to an operation bound before: a copy)
             have = have | {name}
         lines.append(f"{ind}if {var} <= {node.threshold}:")
-        walk(node.left, ind + "    ", have)
+        walk(node.left, ind + "    ", have, known)
         lines.append(f"{ind}else:")
-        walk(node.right, ind + "    ", have)
+        walk(node.right, ind + "    ", have, known)
 
-    return lambda i, ind: walk(i, ind, frozenset(), top=True)
+    return lambda i, ind: walk(i, ind, frozenset(), {}, top=True)
 
 
 def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapping[str, str],
@@ -258,7 +361,8 @@ def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapp
     the tuple of the indices of the leaf's candidates, :attr:`~predictor.tree_ir.Leaf.choices`).
 
     A feature in ``at_hand`` is read from the variable named there; any other is computed as
-    ``f_<name> = <exprs[name]>`` (Python source) where a path of the tree first needs it.  A shared
+    ``f_<name> = <exprs[name]>`` (Python source) where a path of the tree first needs it, reading the operations
+    an earlier feature of the path computed (``_python_walk``).  A shared
     subtree (:attr:`~predictor.tree_ir.TreeIR.shared`, a grafted model) is a call ``_n<node>(<params>)``
     of a module-level function :func:`python_shared` writes (``params``: the variables the statements run with;
     a nested function would make every variable of the caller a closure cell, 35% slower per call)."""

@@ -6,7 +6,8 @@ returns an index into ``ir.classes``, or :data:`INVALID` (-1) where
 message), or :data:`UNSUPPORTED` (-2) where C or K is not a multiple of the family's channel
 multiple (:class:`predictor.codegen.ResultCode`).  Features come from the same expressions as
 :mod:`predictor.features`, translated by :class:`predictor.codegen.PythonExpr` (each only where a
-path of the tree first needs it: :func:`predictor.codegen.python_tree`; ``cdiv`` is inlined) and the
+path of the tree first needs it, reading what the path computed before: :func:`predictor.codegen.python_tree`;
+``cdiv`` is inlined) and the
 tree compares integers with the exact thresholds of :mod:`predictor.tree_ir`, so it agrees with
 ``features.compute`` + ``TreeIR.predict`` (and with the C++ header) on every input.
 """

@@ -219,3 +219,48 @@ def test_features_and_codegen_import_without_numpy() -> None:
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parent.parent)
     assert res.returncode == 0, res.stderr
+
+
+#: Features whose expressions share operations (a whole feature inside another, a repeated part), for the
+#: printer's reuse of what a path computed: each path must read only what it bound, whichever order it meets them in.
+_SHARING = {"a": "cdiv(x, 4) * cdiv(y, 8)", "b": "cdiv(x, 4)", "c": "(cdiv(x, 4) * cdiv(y, 8) - 1) % 7 + cdiv(y, 8)",
+            "d": "(cdiv(y, 8) * 8 - y) * 10 // (cdiv(y, 8) * 8)", "e": "cdiv(y, 8) * 8 + cdiv(x, 4) * 4", "x": "x",
+            "y": "y"}
+
+
+def _random_tree(rng: random.Random, names: tuple[str, ...], depth: int) -> TreeIR:
+    nodes: list[Split | Leaf] = []
+
+    def grow(d: int) -> int:
+        i = len(nodes)
+        nodes.append(Leaf("z"))
+        if d == 0 or rng.random() < 0.15:
+            nodes[i] = Leaf(rng.choice("pqr"))
+        else:
+            f = rng.randrange(len(names))
+            left = grow(d - 1)
+            nodes[i] = Split(f, rng.randint(0, 40), left, grow(d - 1))
+        return i
+
+    grow(depth)
+    classes = tuple(sorted({n.label for n in nodes if isinstance(n, Leaf)}))
+    return TreeIR(names, classes, tuple(nodes)).validate()
+
+
+def test_python_tree_reuses_what_a_path_computed_and_agrees() -> None:
+    names = tuple(_SHARING)
+    exprs = {n: PythonExpr()(e) for n, e in _SHARING.items() if n not in ("x", "y")}
+    values = {n: eval(compile(f"lambda x, y: {e}", n, "eval")) for n, e in exprs.items()}  # noqa: S307
+    rng = random.Random(7)
+    reused = 0
+    for _ in range(40):
+        ir = _random_tree(rng, names, 8)
+        src = "\n".join(["def f(x, y):", *python_tree(ir, "    ", {"x": "x", "y": "y"}, exprs)]) + "\n"
+        reused += src.count(":=") + src.count("= f_")
+        ns: dict[str, object] = {}
+        exec(src, ns)  # noqa: S102 - generated from the IR above
+        for x in range(0, 70, 3):
+            for y in range(1, 70, 5):
+                feats = tuple(x if n == "x" else y if n == "y" else values[n](x, y) for n in names)
+                assert ns["f"](x, y) == ir.predict_index(feats), (x, y, src)  # type: ignore[operator]
+    assert reused > 40  # the printer did bind and reuse operations
