@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from select_latency import machine, shapes  # noqa: E402
+from predictor.export_py import BUILTINS  # noqa: E402
 from predictor.model_key import all_keys, model_key  # noqa: E402
 from predictor.tree_ir import TreeIR  # noqa: E402
 
@@ -44,7 +45,7 @@ def source(checkout: Path, model: Path) -> str:
 
 
 def compiled(src: str, name: str) -> Callable[..., int]:
-    ns: dict[str, Any] = {"__builtins__": {"type": type, "int": int, "min": min, "max": max}}
+    ns: dict[str, Any] = {"__builtins__": dict(BUILTINS)}
     exec(compile(src, name, "exec"), ns)  # noqa: S102 - generated from a shipped model
     return ns["_select"]
 

@@ -17,13 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from select_latency import _loop, machine, shapes  # noqa: E402
+from select_latency import _loop, chunked_us, machine, shapes  # noqa: E402
 import predictor  # noqa: E402
-from predictor.export_py import compile_selector, python_source  # noqa: E402
+from predictor.export_py import BUILTINS, compile_selector, python_source  # noqa: E402
 from predictor.model_key import all_keys  # noqa: E402
 from predictor.tree_ir import TreeIR  # noqa: E402
-
-BUILTINS = {"type": type, "int": int, "min": min, "max": max}
 
 
 def prologues(src: str) -> dict[str, str]:
@@ -36,21 +34,6 @@ def prologues(src: str) -> dict[str, str]:
             "checks + output size": next(i for i, line in enumerate(body) if line.strip().startswith("if P < 1")) + 2,
             "checks + output size + GEMM extents": next(i for i, line in enumerate(body) if "gemm_k = " in line) + 1}
     return {name: "\n".join([lines[start], *body[:end], "    return 0"]) + "\n" for name, end in ends.items()}
-
-
-def best_us(fn: Callable[..., Any], rows: list[tuple[int, ...]], rounds: int, chunk: int = 256) -> float:
-    """Mean µs per call of ``fn(*row)`` (``fn`` taking the rows themselves with ``loop``): each chunk of ``chunk``
-    rows timed ``rounds`` times and its fastest pass kept (bench/select_latency.py's method)."""
-    total = 0.0
-    for i in range(0, len(rows), chunk):
-        part = rows[i:i + chunk]
-        best = float("inf")
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            fn(part)
-            best = min(best, time.perf_counter() - t0)
-        total += best
-    return total / len(rows) * 1e6
 
 
 def each(fn: Callable[..., Any]) -> Callable[[list[tuple[int, ...]]], None]:
@@ -79,13 +62,13 @@ def main(argv: list[str] | None = None) -> int:
         rows = shapes(key, int(ir.meta["sms"]))
         parts = {}
         for name, text in prologues(python_source(ir, key.channel_multiple)).items():
-            ns: dict[str, Any] = {"__builtins__": BUILTINS}
+            ns: dict[str, Any] = {"__builtins__": dict(BUILTINS)}
             exec(compile(text, name, "exec"), ns)  # noqa: S102 - cut out of the generated source
-            parts[name] = best_us(each(ns["_select"]), rows, a.rounds)
-        parts["generated function"] = best_us(each(fn), rows, a.rounds)
+            parts[name] = chunked_us(each(ns["_select"]), rows, a.rounds)
+        parts["generated function"] = chunked_us(each(fn), rows, a.rounds)
         run = _loop(f"select(N, C, H, W, K, R, S, stride=stride, pad=pad, dilation=dilation, family={key.value!r}, "
                     f"gpu={a.slug!r})")  # written out, as a user calls it
-        parts["predictor.select"] = best_us(lambda part: run(part, predictor.select, fn, None, None, None), rows, a.rounds)
+        parts["predictor.select"] = chunked_us(lambda part: run(part, predictor.select, fn, None, None, None), rows, a.rounds)
         out.append((key.value, compile_s, parts))
         print(key.value, f"{compile_s:.2f} s", {k: round(v, 3) for k, v in parts.items()}, flush=True)
     names = list(out[0][2])
@@ -95,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         f"- date: {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}",
         *(f"- {k}: {v}" for k, v in env.items() if k != "g++"),
         f"- {len(rows)} varied valid shapes per model (bench/select_latency.py's); each chunk of 256 timed "
-        f"{a.rounds} times and its fastest pass kept (as bench/select_latency.py), µs per call; the prologue columns run the generated source's own leading statements, "
+        f"{a.rounds} times and its fastest pass kept (bench/select_latency.py's chunked_us), µs per call; the prologue columns run the generated source's own leading statements, "
         "then return; `predictor.select` called as written in the loop; compile: the model's generated function "
         "built from its IR, first in this process", "",
         "| model | compile (s) | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names),

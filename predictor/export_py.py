@@ -62,10 +62,14 @@ def python_source(ir: TreeIR, channel_multiple: int, func_name: str = "_select",
     return "\n".join(python_shared(ir, at_hand, exprs, candidates, bound) + lines) + "\n"
 
 
+#: The only builtins a generated selection function may call (it runs in a namespace with these alone).
+BUILTINS: dict[str, object] = {"type": type, "int": int, "min": min, "max": max}
+
+
 def compile_selector(ir: TreeIR, channel_multiple: int, candidates: bool = False) -> Callable[..., Any]:
     """The function of :func:`python_source`, compiled (``candidates``: the tuple-returning one)."""
     src = python_source(ir, channel_multiple, candidates=candidates)
-    ns: dict[str, object] = {"__builtins__": {"type": type, "int": int, "min": min, "max": max}}
+    ns: dict[str, object] = {"__builtins__": dict(BUILTINS)}
     exec(compile(src, f"<predictor.export_py:{ir.meta.get('gpu_slug', '?')}-{ir.meta.get('family', '?')}>",
                  "exec"), ns)  # noqa: S102 - generated from our own validated IR
     fn = ns["_select"]
@@ -74,4 +78,4 @@ def compile_selector(ir: TreeIR, channel_multiple: int, candidates: bool = False
     return fn  # type: ignore[return-value]
 
 
-__all__ = ["python_source", "compile_selector", "INVALID", "UNSUPPORTED"]
+__all__ = ["python_source", "compile_selector", "BUILTINS", "INVALID", "UNSUPPORTED"]

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from predictor.features import ARGS, compute  # noqa: E402
+from predictor.portfolio import metrics  # noqa: E402
 from predictor.route import WEIGHT_FLOOR  # noqa: E402
 
 LONO = ROOT / "reports" / "lono"
@@ -46,8 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     fastest, nets = m["fastest_us"].to_numpy(), m["network"].to_numpy()
 
     def score(t: np.ndarray) -> str:
-        x = fastest / t
-        return f"{np.exp(np.log(x).mean()):.4f} / {np.quantile(x, 0.1):.3f} / {x.min():.3f}"
+        return "{geomean:.4f} / {p10:.3f} / {worst:.3f}".format(**metrics(fastest, t))
 
     def routed(ta: np.ndarray, tb: np.ndarray, depth: int, leaf: int) -> np.ndarray:
         y, w = (tb < ta).astype(int), np.abs(np.log(ta / tb)) + WEIGHT_FLOOR

@@ -83,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     names = networks(table)
     of = {n: members(table, n) for n in names}
     is_net = np.logical_or.reduce(list(of.values()))
-    shipped = pd.read_csv(REPORT / "layers.csv").set_index(["network", "shape_key"])["pick"]
+    report = pd.read_csv(REPORT / "layers.csv")
+    shipped = report.set_index(["network", "shape_key"])["pick"]
+    index = {c: j for j, c in enumerate(table.configs)}
     plain = sklearn.tree.DecisionTreeRegressor
     records = []
     for group in network_groups(names, 6):
@@ -99,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
             base = np.where(is_net[tr][keep], w, 1.0)
             _Weights.rows = np.concatenate([base, np.repeat(base, copies)])
             saved = (dict(fitting.SOFT), dict(fitting.COPIES))
-            fitting.SOFT["soft"] = float(value) if what == "tau" else fitting.SOFT["soft"]
+            if what == "tau":
+                fitting.SOFT["soft"] = float(value)
             fitting.COPIES["soft"] = copies
             sklearn.tree.DecisionTreeRegressor = _weighted_regressor()
             try:
@@ -108,7 +111,6 @@ def main(argv: list[str] | None = None) -> int:
                 sklearn.tree.DecisionTreeRegressor = plain
                 fitting.SOFT.update(saved[0])
                 fitting.COPIES.update(saved[1])
-            index = {c: j for j, c in enumerate(table.configs)}
             picks = np.array([index[c] for c in fitted.model.predict(X[te])])
             times = picked_times(test_t, picks)
             for i, row in enumerate(te):
@@ -118,15 +120,14 @@ def main(argv: list[str] | None = None) -> int:
                                     "pick": table.configs[picks[i]]})
         print(f"group {' '.join(group)} done ({time.time() - t0:.0f} s)", flush=True)
     d = pd.DataFrame(records)
-    lay = pd.read_csv(REPORT / "layers.csv")[["network", "shape_key", "gflop"]]
-    d = d.merge(lay, on=["network", "shape_key"], validate="many_to_one")
+    d = d.merge(report[["network", "shape_key", "gflop"]], on=["network", "shape_key"], validate="many_to_one")
     rows = []
     for arm in a.arms:
         g = d[d.arm == arm]
         same = (g.set_index(["network", "shape_key"])["pick"] == shipped.reindex(
             g.set_index(["network", "shape_key"]).index)).mean()
         cell = lambda s: "{geomean:.4f} / {p10:.3f} / {worst:.3f}".format(  # noqa: E731
-            **metrics(np.ones(len(s)), (s.pick_us / s.fastest_us).to_numpy()))
+            **metrics(s.fastest_us.to_numpy(), s.pick_us.to_numpy()))
         big = g[g.gflop > 8]
         rows.append(f"| `{arm}` | {len(g)} | {cell(g)} | {cell(big)} ({len(big)}) | {same:.3f} |")
     text = "\n".join([
