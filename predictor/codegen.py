@@ -255,10 +255,32 @@ def _largest_shared(f: str, g: str) -> frozenset[str]:
     return frozenset(got)
 
 
+def _shared_below(ir: TreeIR, top: int) -> list[int]:
+    """The :attr:`~predictor.tree_ir.TreeIR.shared` nodes the subtree at ``top`` reaches without passing another
+    shared node, in the order a depth-first walk (left first) first reaches them."""
+    from .tree_ir import Split
+
+    shared, order, seen = set(ir.shared), [], set()
+    stack = [top]
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        node = ir.nodes[i]
+        if i in shared and i != top:
+            order.append(i)
+        elif isinstance(node, Split):
+            stack += [node.right, node.left]
+    return order
+
+
 def _python_walk(ir: TreeIR, at_hand: Mapping[str, str], exprs: Mapping[str, str], candidates: bool,
-                 params: Sequence[str], lines: list[str]) -> Callable[[int, str], None]:
-    """The statement writer of :func:`python_tree` and :func:`python_shared`: ``write(node, indent)`` appends to
-    ``lines`` the statements returning the answer of the subtree at ``node`` (a shared subtree below it: a call).
+                 params: Sequence[str], lines: list[str]) -> Callable[..., None]:
+    """The statement writer of :func:`python_tree` and :func:`python_shared`: ``write(node, indent, fall={})``
+    appends to ``lines`` the statements returning the answer of the subtree at ``node``; a shared subtree below it
+    is a call, or, where ``fall`` maps it to a number ``k``, ``_t = k`` falling out of the statements (the caller
+    writes what follows).
 
     A feature's expression reads what its path has computed: an operation that an earlier feature of the path
     bound, or that is a whole earlier feature, is read from that variable (``tail_128x128`` after ``ctas_128x128``
@@ -325,10 +347,11 @@ def _python_walk(ir: TreeIR, at_hand: Mapping[str, str], exprs: Mapping[str, str
             below[i] = got
         return below[i]
 
-    def walk(i: int, ind: str, have: frozenset[str], known: dict[str, str], top: bool = False) -> None:
+    def walk(i: int, ind: str, have: frozenset[str], known: dict[str, str], fall: Mapping[int, int],
+             top: bool = False) -> None:
         node = ir.nodes[i]
         if i in shared and not top:
-            lines.append(f"{ind}return _n{i}({call})")
+            lines.append(f"{ind}_t = {fall[i]}" if i in fall else f"{ind}return _n{i}({call})")
             return
         if isinstance(node, Leaf):
             if candidates:
@@ -348,11 +371,11 @@ def _python_walk(ir: TreeIR, at_hand: Mapping[str, str], exprs: Mapping[str, str
             known.setdefault(dump[id(trees[name])], var)  # (a feature equal to an operation bound before: a copy)
             have = have | {name}
         lines.append(f"{ind}if {var} <= {node.threshold}:")
-        walk(node.left, ind + "    ", have, known)
+        walk(node.left, ind + "    ", have, known, fall)
         lines.append(f"{ind}else:")
-        walk(node.right, ind + "    ", have, known)
+        walk(node.right, ind + "    ", have, known, fall)
 
-    return lambda i, ind: walk(i, ind, frozenset(), {}, top=True)
+    return lambda i, ind, fall={}: walk(i, ind, frozenset(), {}, fall, top=True)  # noqa: B006 - never modified
 
 
 def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapping[str, str],
@@ -363,23 +386,39 @@ def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapp
     A feature in ``at_hand`` is read from the variable named there; any other is computed as
     ``f_<name> = <exprs[name]>`` (Python source) where a path of the tree first needs it, reading the operations
     an earlier feature of the path computed (``_python_walk``).  A shared
-    subtree (:attr:`~predictor.tree_ir.TreeIR.shared`, a grafted model) is a call ``_n<node>(<params>)``
-    of a module-level function :func:`python_shared` writes (``params``: the variables the statements run with;
-    a nested function would make every variable of the caller a closure cell, 35% slower per call)."""
+    subtree (:attr:`~predictor.tree_ir.TreeIR.shared`, a grafted model) is written once, after the tree: the
+    leaves naming it set ``_t`` and fall out of the tree's statements into ``if _t == k:`` and that subtree's
+    statements (a call would cost 4% of a routed model's selection).  A shared subtree below a shared subtree is a
+    call ``_n<node>(<params>)`` of a module-level function :func:`python_shared` writes (``params``: the variables
+    the statements run with; a nested function would make every variable of the caller a closure cell, 35% slower
+    per call)."""
+    if ir.shared and not params:
+        raise ValueError("a tree with shared subtrees needs the parameters of their functions")
     lines: list[str] = []
-    _python_walk(ir, at_hand, exprs, candidates, params, lines)(0, indent)
+    write = _python_walk(ir, at_hand, exprs, candidates, params, lines)
+    after = _shared_below(ir, 0)
+    write(0, indent, {n: k for k, n in enumerate(after)})
+    for k, n in enumerate(after):  # one: its statements follow the tree's; more: the last one needs no test
+        if len(after) == 1:
+            write(n, indent)
+            break
+        lines.append(f"{indent}if _t == {k}:" if k == 0 else f"{indent}else:" if k == len(after) - 1
+                     else f"{indent}elif _t == {k}:")
+        write(n, indent + "    ")
     return lines
 
 
 def python_shared(ir: TreeIR, at_hand: Mapping[str, str], exprs: Mapping[str, str], candidates: bool = False,
                   params: Sequence[str] = ()) -> list[str]:
     """The module-level functions ``def _n<node>(<params>):`` of the shared subtrees that :func:`python_tree`'s
-    statements call, each once (none for a tree)."""
+    statements call (those below another shared subtree), each once (none for a tree or a graft of plain models)."""
     lines: list[str] = []
     write = _python_walk(ir, at_hand, exprs, candidates, params, lines)
+    called = {j for i in ir.shared for j in _shared_below(ir, i)}
     for i in shared_order(ir):
-        lines.append(f"def _n{i}({', '.join(params)}):")
-        write(i, "    ")
+        if i in called:
+            lines.append(f"def _n{i}({', '.join(params)}):")
+            write(i, "    ")
     return lines
 
 

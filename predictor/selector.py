@@ -9,8 +9,8 @@ Models are the ``models/<gpu>-<family>.tree.json`` files written by :mod:`predic
 families with identical tensors, ``f16nhwc+f16nhwc90``: :mod:`predictor.model_key`); they ship inside the package
 (:func:`predictor.resources.models_dir`).  Each is loaded once and turned into
 a generated Python function (:mod:`predictor.export_py`); loaded models are kept in
-``functools.lru_cache`` caches and, for the fast path of :func:`select`, two dicts by slug and
-family (the only state of this module; :func:`cache_clear` empties all of them).
+``functools.lru_cache`` caches and, for the fast path of :func:`select`, a dict by slug of dicts by
+``family`` argument (the only state of this module; :func:`cache_clear` empties all of them).
 
 Errors and fallbacks:
 
@@ -49,9 +49,9 @@ from .tree_ir import TreeIR
 
 _RAISE = "raise"
 _ON_UNSUPPORTED = (_RAISE, "pad")
-#: ``load_model(gpu)`` of the default family, by slug: the fast path's lookup (see cache_clear).
-_DEFAULT_MODELS: dict[str, "LoadedModel"] = {}
-_FAMILY_MODELS: dict[tuple[str, Any], "LoadedModel"] = {}
+#: The fast path of :func:`select` (the shipped model, ``on_unsupported="raise"``): slug -> ``family`` argument as
+#: given (``None``: the default family) -> (generated function, selections, the model's SM count, the model).
+_FAST: dict[Any, dict[Any, tuple[Callable[..., int], tuple["Selection", ...], int, "LoadedModel"]]] = {}
 
 
 class ModelNotFoundError(FileNotFoundError, ValueError):
@@ -194,25 +194,23 @@ def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: in
     shipped model.  ``on_unsupported``: ``"raise"`` (a ``ValueError`` when C or K is not a multiple
     of the family's channel multiple) or ``"pad"`` (select for the channels rounded up, with
     ``fallback=True``).  See the module docstring for all errors."""
-    if on_unsupported is not _RAISE and on_unsupported not in _ON_UNSUPPORTED:
-        raise ValueError(f"on_unsupported must be 'raise' or 'pad', got {on_unsupported!r}")
-    if family is None and model is None:  # the fast path: the shipped model of the default family
+    if model is None and on_unsupported is _RAISE:  # the fast path: a shipped model, errors raised
         try:
-            m = _DEFAULT_MODELS[gpu]
+            fn, sels, msms, m = _FAST[gpu][family]
         except (KeyError, TypeError):
-            m = _DEFAULT_MODELS[gpu] = load_model(gpu)
-    elif model is None:  # the shipped model of another family
-        try:
-            m = _FAMILY_MODELS[gpu, family]
-        except (KeyError, TypeError):
-            m = _resolve(None, gpu, family)
-            _FAMILY_MODELS[gpu, family] = m
-    elif family is None and type(model) is str:
-        m = _load_path(model)
+            fn, sels, msms, m = _fast_entry(gpu, family)
     else:
-        m = _resolve(model, gpu, family)
+        if on_unsupported not in _ON_UNSUPPORTED:
+            raise ValueError(f"on_unsupported must be 'raise' or 'pad', got {on_unsupported!r}")
+        if model is None:
+            m = _resolve(None, gpu, family)
+        elif family is None and type(model) is str:
+            m = _load_path(model)
+        else:
+            m = _resolve(model, gpu, family)
+        fn, sels, msms = m.fn, m.selections, m.sms
     if sms is None:
-        sms = m.sms
+        sms = msms
     elif type(sms) is int and not m.sms_range[0] <= sms <= m.sms_range[1]:
         _sms_error(m, sms)
     if pad is None:
@@ -220,10 +218,22 @@ def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: in
             pad = same_pad(R, dilation) if R == S else _same_pad(R, S, dilation)
         except TypeError:  # not integers: validation names the argument
             pad = _same_pad(R, S, dilation)
-    i = m.fn(N, C, H, W, K, R, S, stride, pad, dilation, sms)
+    i = fn(N, C, H, W, K, R, S, stride, pad, dilation, sms)
     if i >= 0:
-        return m.selections[i]
+        return sels[i]
     return _slow_path(m, i, N, C, H, W, K, R, S, stride, pad, dilation, sms, on_unsupported)
+
+
+def _fast_entry(gpu: Any, family: Any) -> tuple[Callable[..., int], tuple[Selection, ...], int, LoadedModel]:
+    """The fast path's entry of ``gpu`` and ``family`` as given to :func:`select` (loaded and kept where both are
+    hashable; errors as :func:`load_model`)."""
+    m = _resolve(None, gpu, family)
+    entry = (m.fn, m.selections, m.sms, m)
+    try:
+        _FAST.setdefault(gpu, {})[family] = entry
+    except TypeError:  # an unhashable family argument: answered, not kept
+        pass
+    return entry
 
 
 def _same_pad(R: Any, S: Any, dilation: Any) -> int:
@@ -319,8 +329,7 @@ def _slow_path(m: LoadedModel, code: int, N: Any, C: Any, H: Any, W: Any, K: Any
 
 def cache_clear() -> None:
     """Forget every loaded model (e.g. after retraining in the same process)."""
-    _DEFAULT_MODELS.clear()
-    _FAMILY_MODELS.clear()
+    _FAST.clear()
     load_model.cache_clear()
     _load_path.cache_clear()
     _from_ir.cache_clear()

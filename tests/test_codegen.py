@@ -149,8 +149,9 @@ def test_tree_printers_write_a_shared_subtree_once() -> None:
     for cands in (False, True):
         args = ({"x": "x"}, {"y": "z * 2"}, cands, ("x", "z"))
         src = "\n".join([*python_shared(ir, *args), "def f(x, z):", *python_tree(ir, "    ", *args)]) + "\n"
-        assert src.count("def _n") == 1 and src.count(f"return _n{ir.shared[0]}(x, z)") == 2
-        assert src.startswith(f"def _n{ir.shared[0]}(x, z):")  # module level: the caller's variables stay locals
+        # its two router leaves fall out of the router's statements into the member's, written once after them
+        assert "def _n" not in src and src.count("_t = 0") == 2 and src.count("if x <= 2:") == 1
+        assert src.count("f_y = z * 2") == 2  # the router's own leaf "t" (not shared) and the shared member
         ns: dict[str, object] = {}
         exec(src, ns)  # noqa: S102 - generated from the IR above
         for x in range(0, 9):
@@ -163,6 +164,32 @@ def test_tree_printers_write_a_shared_subtree_once() -> None:
     with pytest.raises(ValueError, match="parameters"):
         python_tree(ir, "    ", {"x": "x"}, {"y": "z * 2"})
     assert not any("[&]" in line for line in cpp_tree(_ir(), "  "))
+
+
+def test_python_nested_shared_subtrees_agree() -> None:
+    """Three shared members after the router (``if _t == 0`` / ``elif`` / ``else``), one of them a graft whose own
+    shared member is a module-level function (a call: below another shared subtree)."""
+    member = TreeIR(("x", "y"), ("hi", "lo"), (Split(1, 3, 1, 2), Leaf("lo", ("lo", "hi")), Leaf("hi"))).validate()
+    router = TreeIR(("x", "y"), ("g", "m", "t"), (
+        Split(1, 4, 1, 4), Split(0, 3, 2, 3), Leaf("g"), Leaf("t"),
+        Split(0, 5, 5, 6), Leaf("m"), Split(1, 12, 7, 8), Leaf("g"), Split(0, 1, 9, 10), Leaf("t"), Leaf("m")))
+    ir = graft(router, {"g": _grafted(), "t": _ir(), "m": member})
+    inner = [i for i in ir.shared if i not in codegen._shared_below(ir, 0)]
+    assert len(codegen._shared_below(ir, 0)) == 3 and len(inner) == 1
+    for cands in (False, True):
+        args = ({"x": "x"}, {"y": "z * 2"}, cands, ("x", "z"))
+        src = "\n".join([*python_shared(ir, *args), "def f(x, z):", *python_tree(ir, "    ", *args)]) + "\n"
+        assert src.startswith(f"def _n{inner[0]}(x, z):") and src.count("def _n") == 1  # module level
+        lines = src.split("\n")
+        at = [lines.index(s) for s in ("    if _t == 0:", "    elif _t == 1:")]
+        assert at[0] < at[1] < len(lines) - 1 - lines[::-1].index("    else:")
+        ns: dict[str, object] = {}
+        exec(src, ns)  # noqa: S102 - generated from the IR above
+        for x in range(0, 9):
+            for z in range(0, 9):
+                want = (tuple(ir.classes.index(c) for c in ir.candidates((x, 2 * z))) if cands
+                        else ir.predict_index((x, 2 * z)))
+                assert ns["f"](x, z) == want, (x, z)  # type: ignore[operator]
 
 
 @pytest.mark.skipif(GXX is None, reason="g++ not found")
