@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import sys
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from select_latency import _loop, chunked_us, machine, shapes  # noqa: E402
+from select_latency import BURST, CHUNK, ROUNDS, _loop, machine, shapes, spread_us  # noqa: E402
 import predictor  # noqa: E402
 from predictor.export_py import BUILTINS, compile_selector, python_source  # noqa: E402
 from predictor.model_key import all_keys  # noqa: E402
@@ -46,11 +47,10 @@ def each(fn: Callable[..., Any]) -> Callable[[list[tuple[int, ...]]], None]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--slug", default="h200")
-    ap.add_argument("--rounds", type=int, default=60)
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
     env = machine()
-    out = []
+    models, jobs = [], {}
     for key in all_keys():
         path = ROOT / "models" / f"{a.slug}-{key.value}.tree.json"
         if not path.exists():
@@ -60,25 +60,27 @@ def main(argv: list[str] | None = None) -> int:
         fn = compile_selector(ir, key.channel_multiple)
         compile_s = time.perf_counter() - t0
         rows = shapes(key, int(ir.meta["sms"]))
-        parts = {}
         for name, text in prologues(python_source(ir, key.channel_multiple)).items():
             ns: dict[str, Any] = {"__builtins__": dict(BUILTINS)}
             exec(compile(text, name, "exec"), ns)  # noqa: S102 - cut out of the generated source
-            parts[name] = chunked_us(each(ns["_select"]), rows, a.rounds)
-        parts["generated function"] = chunked_us(each(fn), rows, a.rounds)
+            jobs[key.value, name] = (each(ns["_select"]), rows)
+        jobs[key.value, "generated function"] = (each(fn), rows)
         run = _loop(f"select(N, C, H, W, K, R, S, stride=stride, pad=pad, dilation=dilation, family={key.value!r}, "
                     f"gpu={a.slug!r})")  # written out, as a user calls it
-        parts["predictor.select"] = chunked_us(lambda part: run(part, predictor.select, fn, None, None, None), rows, a.rounds)
-        out.append((key.value, compile_s, parts))
-        print(key.value, f"{compile_s:.2f} s", {k: round(v, 3) for k, v in parts.items()}, flush=True)
+        jobs[key.value, "predictor.select"] = (functools.partial(run, select=predictor.select, fn=fn, model=None,
+                                                                 compute=None, ARGS=None), rows)
+        models.append((key.value, compile_s))
+    us = spread_us(jobs)
+    out = [(k, c, {name: v for (m, name), v in us.items() if m == k}) for k, c in models]
     names = list(out[0][2])
     text = "\n".join([
         "# Where a Python selection call's time goes", "",
         f"- command: `python bench/select_parts.py --out {a.out}`",
         f"- date: {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}",
         *(f"- {k}: {v}" for k, v in env.items() if k != "g++"),
-        f"- {len(rows)} varied valid shapes per model (bench/select_latency.py's); each chunk of 256 timed "
-        f"{a.rounds} times and its fastest pass kept (bench/select_latency.py's chunked_us), µs per call; the prologue columns run the generated source's own leading statements, "
+        f"- {len(rows)} varied valid shapes per model (bench/select_latency.py's); each chunk of {CHUNK} timed in "
+        f"{ROUNDS} bursts of {BURST} passes taken in turn with every other chunk of every column and model, its "
+        "fastest pass kept (bench/select_latency.py's spread_us), µs per call; the prologue columns run the generated source's own leading statements, "
         "then return; `predictor.select` called as written in the loop; compile: the model's generated function "
         "built from its IR, first in this process", "",
         "| model | compile (s) | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names),
