@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     names = list(out[0][2])
     text = "\n".join([
         "# Where a Python selection call's time goes", "",
-        f"- command: `python bench/select_parts.py --out {a.out}`",
+        f"- command: `python bench/select_parts.py {' '.join(sys.argv[1:] if argv is None else argv)}`",
         f"- date: {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}",
         *(f"- {k}: {v}" for k, v in env.items() if k != "g++"),
         f"- {len(rows)} varied valid shapes per model (bench/select_latency.py's); each chunk of {CHUNK} timed in "
