@@ -200,14 +200,7 @@ def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: in
         except (KeyError, TypeError):
             fn, sels, msms, m = _fast_entry(gpu, family)
     else:
-        if on_unsupported not in _ON_UNSUPPORTED:
-            raise ValueError(f"on_unsupported must be 'raise' or 'pad', got {on_unsupported!r}")
-        if model is None:
-            m = _resolve(None, gpu, family)
-        elif family is None and type(model) is str:
-            m = _load_path(model)
-        else:
-            m = _resolve(model, gpu, family)
+        m = _model(model, gpu, family, on_unsupported)
         fn, sels, msms = m.fn, m.selections, m.sms
     if sms is None:
         sms = msms
@@ -222,6 +215,17 @@ def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: in
     if i >= 0:
         return sels[i]
     return _slow_path(m, i, N, C, H, W, K, R, S, stride, pad, dilation, sms, on_unsupported)
+
+
+def _model(model: Any, gpu: str, family: Any, on_unsupported: str) -> LoadedModel:
+    """The model :func:`select` and :func:`candidates` answer from (``on_unsupported`` checked first)."""
+    if on_unsupported not in _ON_UNSUPPORTED:
+        raise ValueError(f"on_unsupported must be 'raise' or 'pad', got {on_unsupported!r}")
+    if model is None:
+        return _resolve(None, gpu, family)
+    if family is None and type(model) is str:
+        return _load_path(model)
+    return _resolve(model, gpu, family)
 
 
 def _fast_entry(gpu: Any, family: Any) -> tuple[Callable[..., int], tuple[Selection, ...], int, LoadedModel]:
@@ -259,14 +263,7 @@ def candidates(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride
     :func:`select` pick first, then the model's configs of least summed regret over the leaf's
     training problems.  Arguments, errors and the ``on_unsupported="pad"`` fallback as :func:`select`
     (with ``fallback=True`` on every candidate); a model without recorded candidates gives the pick alone."""
-    if on_unsupported not in _ON_UNSUPPORTED:
-        raise ValueError(f"on_unsupported must be 'raise' or 'pad', got {on_unsupported!r}")
-    if model is None:
-        m = _resolve(None, gpu, family)
-    elif family is None and type(model) is str:
-        m = _load_path(model)
-    else:
-        m = _resolve(model, gpu, family)
+    m = _model(model, gpu, family, on_unsupported)
     if sms is None:
         sms = m.sms
     elif type(sms) is int and not m.sms_range[0] <= sms <= m.sms_range[1]:

@@ -143,6 +143,17 @@ def _grafted() -> TreeIR:
     return graft(router, {"t": _ir(), "m": member})
 
 
+def _agrees(ir: TreeIR, src: str, cands: bool) -> None:
+    """``f(x, z)`` of ``src`` answers as ``ir`` over features (x, 2 z): the label's index or the candidates'."""
+    ns: dict[str, object] = {}
+    exec(src, ns)  # noqa: S102 - generated from the IR
+    for x in range(0, 9):
+        for z in range(0, 9):
+            want = (tuple(ir.classes.index(c) for c in ir.candidates((x, 2 * z))) if cands
+                    else ir.predict_index((x, 2 * z)))
+            assert ns["f"](x, z) == want, (x, z)  # type: ignore[operator]
+
+
 def test_tree_printers_write_a_shared_subtree_once() -> None:
     ir = _grafted()
     assert len(ir.shared) == 1
@@ -152,13 +163,7 @@ def test_tree_printers_write_a_shared_subtree_once() -> None:
         # its two router leaves fall out of the router's statements into the member's, written once after them
         assert "def _n" not in src and src.count("_t = 0") == 2 and src.count("if x <= 2:") == 1
         assert src.count("f_y = z * 2") == 2  # the router's own leaf "t" (not shared) and the shared member
-        ns: dict[str, object] = {}
-        exec(src, ns)  # noqa: S102 - generated from the IR above
-        for x in range(0, 9):
-            for z in range(0, 9):
-                want = (tuple(ir.classes.index(c) for c in ir.candidates((x, 2 * z))) if cands
-                        else ir.predict_index((x, 2 * z)))
-                assert ns["f"](x, z) == want, (x, z)  # type: ignore[operator]
+        _agrees(ir, src, cands)
     assert "def _n" not in "\n".join(python_tree(_ir(), "    ", {"x": "x", "y": "y"}, {}))
     assert python_shared(_ir(), {"x": "x", "y": "y"}, {}) == []
     with pytest.raises(ValueError, match="parameters"):
@@ -183,13 +188,7 @@ def test_python_nested_shared_subtrees_agree() -> None:
         lines = src.split("\n")
         at = [lines.index(s) for s in ("    if _t == 0:", "    elif _t == 1:")]
         assert at[0] < at[1] < len(lines) - 1 - lines[::-1].index("    else:")
-        ns: dict[str, object] = {}
-        exec(src, ns)  # noqa: S102 - generated from the IR above
-        for x in range(0, 9):
-            for z in range(0, 9):
-                want = (tuple(ir.classes.index(c) for c in ir.candidates((x, 2 * z))) if cands
-                        else ir.predict_index((x, 2 * z)))
-                assert ns["f"](x, z) == want, (x, z)  # type: ignore[operator]
+        _agrees(ir, src, cands)
 
 
 @pytest.mark.skipif(GXX is None, reason="g++ not found")
