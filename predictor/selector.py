@@ -42,7 +42,7 @@ from typing import Any, Callable
 from .config import Family, KernelConfig
 from .codegen import ResultCode
 from .export_py import compile_selector
-from .features import CHANNEL_ARGS, feature_set_of, same_pad, validate
+from .features import CHANNEL_ARGS, LIMITS, feature_set_of, same_pad, validate
 from .model_key import Choice, Key, model_key
 from .resources import models_dir
 from .tree_ir import TreeIR
@@ -51,6 +51,8 @@ _RAISE = "raise"
 _ON_UNSUPPORTED = (_RAISE, "pad")
 #: The fast path of :func:`select` (the shipped model, ``on_unsupported="raise"``): slug -> ``family`` argument as
 #: given (``None``: the default family) -> (generated function, selections, the model's SM count, the model).
+#: ``same_pad(R)`` (dilation 1) by R over R's whole range: ``pad=None``'s usual case, a tuple read instead of a call.
+_SAME_PAD: tuple[int, ...] = tuple(same_pad(r) for r in range(LIMITS["R"][1] + 1))
 _FAST: dict[Any, dict[Any, tuple[Callable[..., int], tuple["Selection", ...], int, "LoadedModel"]]] = {}
 
 
@@ -208,8 +210,8 @@ def select(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride: in
         _sms_error(m, sms)
     if pad is None:
         try:
-            pad = same_pad(R, dilation) if R == S else _same_pad(R, S, dilation)
-        except TypeError:  # not integers: validation names the argument
+            pad = _SAME_PAD[R] if R == S and dilation == 1 else _same_pad(R, S, dilation)
+        except (TypeError, IndexError):  # not an integer, or out of range: validation names the argument
             pad = _same_pad(R, S, dilation)
     i = fn(N, C, H, W, K, R, S, stride, pad, dilation, sms)
     if i >= 0:
@@ -269,10 +271,7 @@ def candidates(N: int, C: int, H: int, W: int, K: int, R: int, S: int, *, stride
     elif type(sms) is int and not m.sms_range[0] <= sms <= m.sms_range[1]:
         _sms_error(m, sms)
     if pad is None:
-        try:
-            pad = same_pad(R, dilation) if R == S else _same_pad(R, S, dilation)
-        except TypeError:
-            pad = _same_pad(R, S, dilation)
+        pad = _same_pad(R, S, dilation)
     fn = m.candidates_fn
     got = fn(N, C, H, W, K, R, S, stride, pad, dilation, sms)
     if type(got) is tuple:

@@ -62,6 +62,13 @@ def test_same_padding_and_defaults(model: str) -> None:
         got = select(**a, dilation=d, model=model)
         want = ir.predict(compute({**a, "stride": 1, "pad": same_pad(r, d), "dilation": d, "sms": ir.meta["sms"]}))
         assert got.name == want
+    # the shipped models' fast path reads same padding from a table over R's range (dilation 1), or computes it
+    for r, d in ((1, 1), (3, 1), (4, 1), (1024, 1), (3, 2), (np.int64(3), 1), (3, np.int64(1))):
+        a = {**BASE, "R": r, "S": r, "H": 2048, "W": 2048}
+        assert select(**a, dilation=d) == select(**a, dilation=d, pad=same_pad(int(r), int(d))), (r, d)
+    for bad in (1025, 0, -3, 3.0):  # past the table, or wrapping round it: the error names R, not pad
+        with pytest.raises(ValueError, match=r"^R"):
+            select(**{**BASE, "R": bad, "S": bad, "H": 2048, "W": 2048})
     with pytest.raises(ValueError, match="pad"):
         select(**{**BASE, "S": 1}, model=model)
     # explicit pad with R != S is fine
