@@ -49,10 +49,10 @@ from .tree_ir import TreeIR
 
 _RAISE = "raise"
 _ON_UNSUPPORTED = (_RAISE, "pad")
-#: The fast path of :func:`select` (the shipped model, ``on_unsupported="raise"``): slug -> ``family`` argument as
-#: given (``None``: the default family) -> (generated function, selections, the model's SM count, the model).
 #: ``same_pad(R)`` (dilation 1) by R over R's whole range: ``pad=None``'s usual case, a tuple read instead of a call.
 _SAME_PAD: tuple[int, ...] = tuple(same_pad(r) for r in range(LIMITS["R"][1] + 1))
+#: The fast path of :func:`select` (the shipped model, ``on_unsupported="raise"``): slug -> ``family`` argument as
+#: given (``None``: the default family) -> (generated function, selections, the model's SM count, the model).
 _FAST: dict[Any, dict[Any, tuple[Callable[..., int], tuple["Selection", ...], int, "LoadedModel"]]] = {}
 
 
