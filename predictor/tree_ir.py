@@ -16,6 +16,8 @@ data it is given (the training features).
 """
 from __future__ import annotations
 
+import functools
+
 import json
 import math
 from dataclasses import dataclass, field
@@ -219,10 +221,10 @@ class TreeIR:
             raise TreeIRError(f"unreachable node(s) {unreachable[:10]}")
         return self
 
-    @property
+    @functools.cached_property
     def shared(self) -> tuple[int, ...]:
         """Split nodes with more than one parent (the roots of shared subtrees, :func:`graft`), in index
-        order; empty for a tree."""
+        order; empty for a tree (computed once: the nodes never change)."""
         parents = [0] * len(self.nodes)
         for node in self.nodes:
             if isinstance(node, Split):
