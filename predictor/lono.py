@@ -347,7 +347,9 @@ def report_markdown(layers: pd.DataFrame, folds: pd.DataFrame, *, command: str, 
         + (" and except the CV's groups: each network's layers kept in one fold (`--cv-groups network`), where it "
            "keeps each problem" if settings.cv_groups != "problem" else "")
         + (f"; the trees read the feature set `{settings.features}` (`--features`)"
-           if settings.features != DEFAULT_FEATURE_SET else ""),
+           if settings.features != DEFAULT_FEATURE_SET else "")
+        + (f"; tree depths searched: {list(settings.depth_grid)} (`--depth-grid`; predictor.train's: {list(DEPTH_GRID)})"
+           if settings.depth_grid != DEPTH_GRID else ""),
         ("- held out: one network's layers" if settings.groups <= 0 else
          f"- held out: the networks dealt (sorted, round-robin) into {settings.groups} groups, each group's layers "
          "together (every network's layers are scored by a model that saw neither it nor the rest of its group)")
@@ -443,6 +445,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "network's layers")
     p.add_argument("--features", choices=list(FEATURE_SETS), default=DEFAULT_FEATURE_SET,
                    help="the features the trees read, as predictor.train --features")
+    p.add_argument("--depth-grid", type=int, nargs="+", default=DEPTH_GRID, metavar="D",
+                   help="tree depths to cross-validate (default: predictor.train's; an experiment's grid)")
     p.add_argument("--big-gflop", type=float, default=BIG_GFLOP, help="layers above this are reported apart")
     p.add_argument("--groups", type=int, default=0,
                    help="hold out the networks in this many groups, each group together (stricter than one at "
@@ -467,10 +471,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging()
     if args.max_portfolio < 1:
         raise SystemExit("predictor.lono: --max-portfolio must be >= 1")
+    if min(args.depth_grid) < 1:
+        raise SystemExit("predictor.lono: --depth-grid depths must be >= 1")
     kinds = tuple(dict.fromkeys(args.kind or ("class", DEFAULT_KIND)))
     settings = Settings(kinds=kinds, max_portfolio=args.max_portfolio, k_sizes=tuple(args.k_grid), folds=args.folds,
                         seed=args.seed, groups=args.groups, tolerance=args.cv_tolerance, cv_groups=args.cv_groups,
-                        features=args.features)
+                        features=args.features, depth_grid=tuple(sorted(set(args.depth_grid))))
     command = "python -m predictor.lono " + " ".join(shlex.quote(a) for a in argv)
     t0 = time.time()
     try:

@@ -544,3 +544,18 @@ def test_cli_network_cv_groups_are_reported(data, tmp_path: Path) -> None:
     assert "`--cv-groups network`" in report and "`--cv-groups network`" not in (tmp_path / "plain" / "REPORT.md").read_text()
     with pytest.raises(SystemExit):
         main([*args, "--out", str(tmp_path / "bad"), "--cv-groups", "layer"])
+
+
+def test_cli_depth_grid_is_searched_and_reported(data, tmp_path: Path) -> None:
+    """``--depth-grid`` limits the depths the inner CV searches (every fold's chosen depth is one of them) and the
+    report names it; a depth below 1 is refused."""
+    args = _plain_run(data, tmp_path)
+    assert main([*args, "--out", str(tmp_path / "d"), "--depth-grid", "3", "2"]) == 0
+    report = (tmp_path / "d" / "REPORT.md").read_text()
+    assert "tree depths searched: [2, 3] (`--depth-grid`" in report
+    assert "--depth-grid" not in (tmp_path / "plain" / "REPORT.md").read_text()
+    chosen = report.split("## Chosen per fold")[1]
+    depths = {int(row.split(" | ")[-3]) for row in chosen.splitlines() if row.startswith("| ") and "repick" in row}
+    assert depths and depths <= {2, 3}
+    with pytest.raises(SystemExit, match="depth"):
+        main([*args, "--out", str(tmp_path / "bad"), "--depth-grid", "0", "4"])
