@@ -392,16 +392,14 @@ def python_tree(ir: TreeIR, indent: str, at_hand: Mapping[str, str], exprs: Mapp
     call ``_n<node>(<params>)`` of a module-level function :func:`python_shared` writes (``params``: the variables
     the statements run with; a nested function would make every variable of the caller a closure cell, 35% slower
     per call)."""
-    if ir.shared and not params:
-        raise ValueError("a tree with shared subtrees needs the parameters of their functions")
     lines: list[str] = []
-    write = _python_walk(ir, at_hand, exprs, candidates, params, lines)
+    write = _python_walk(ir, at_hand, exprs, candidates, params, lines)  # (raises for shared subtrees, no params)
     after = _shared_below(ir, 0)
     write(0, indent, {n: k for k, n in enumerate(after)})
-    for k, n in enumerate(after):  # one: its statements follow the tree's; more: the last one needs no test
-        if len(after) == 1:
-            write(n, indent)
-            break
+    if len(after) == 1:  # its statements follow the tree's
+        write(after[0], indent)
+        return lines
+    for k, n in enumerate(after):  # the last one needs no test
         lines.append(f"{indent}if _t == {k}:" if k == 0 else f"{indent}else:" if k == len(after) - 1
                      else f"{indent}elif _t == {k}:")
         write(n, indent + "    ")

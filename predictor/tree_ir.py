@@ -17,7 +17,6 @@ data it is given (the training features).
 from __future__ import annotations
 
 import functools
-
 import json
 import math
 from dataclasses import dataclass, field

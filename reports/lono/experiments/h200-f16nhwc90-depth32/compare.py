@@ -11,13 +11,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from predictor.portfolio import metrics
 from predictor.schema import file_sha256
 
 HERE = Path(__file__).resolve().parent
 
 
-def cell(s: pd.Series) -> str:
-    return f"{float(np.exp(np.log(s).mean())):.4f} / {s.quantile(0.1):.3f} / {s.min():.3f}"
+def cell(score: pd.Series) -> str:
+    """geomean / P10 / worst of the layers' scores (``predictor.portfolio.metrics`` of score / 1)."""
+    return "{geomean:.4f} / {p10:.3f} / {worst:.3f}".format(**metrics(score.to_numpy(), np.ones(len(score))))
 
 
 def main() -> None:
